@@ -1,0 +1,55 @@
+"""The TorchNeuron tutorial's RMSNorm comparison as tests that assert the fusion.
+
+Naive RMSNorm is six eager ops; ``torch.rms_norm`` is one fused op; ``torch.compile`` of the
+naive version is one compiled region running one generated kernel. The budgets below make
+those claims fail a merge when they stop being true. Run:
+
+    pytest examples/test_rmsnorm.py --neuron-profile
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+HIDDEN = 1024
+EPS = 1e-6
+
+
+def rmsnorm_naive(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + EPS) * w
+
+
+def rmsnorm_fused(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.rms_norm(x, (HIDDEN,), w, EPS)
+
+
+# One compiled function for the whole module: compiling is the slow part.
+rmsnorm_compiled = torch.compile(rmsnorm_naive)
+
+
+@pytest.fixture(scope="module")
+def inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(0)
+    return torch.randn(16, HIDDEN), torch.randn(HIDDEN)
+
+
+@pytest.mark.neuron_budget(max_ops=6)
+def test_naive(neuron_profile, inputs):  # type: ignore[no-untyped-def]
+    x, w = inputs
+    out = neuron_profile(rmsnorm_naive, x, w)
+    torch.testing.assert_close(out, rmsnorm_fused(x, w))
+
+
+@pytest.mark.neuron_budget(max_ops=1)
+def test_rms_norm_is_one_op(neuron_profile, inputs):  # type: ignore[no-untyped-def]
+    x, w = inputs
+    out = neuron_profile(rmsnorm_fused, x, w)
+    torch.testing.assert_close(out, rmsnorm_naive(x, w))
+
+
+@pytest.mark.neuron_budget(max_ops=1, max_kernels=1)
+def test_compiled_is_one_fused_kernel(neuron_profile, inputs):  # type: ignore[no-untyped-def]
+    x, w = inputs
+    out = neuron_profile(rmsnorm_compiled, x, w, name="rmsnorm_compiled")
+    torch.testing.assert_close(out, rmsnorm_naive(x, w))

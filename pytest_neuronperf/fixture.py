@@ -1,0 +1,126 @@
+"""The object the ``neuron_profile`` fixture hands a test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .measure import MeasureError, Runner
+from .model import Measurement
+
+_NOT_MEASURED = (
+    "nothing was measured: this test has no neuron_budget marker and --neuron-profile is off, "
+    "so neuron_profile only ran the code. Add @pytest.mark.neuron_budget(...) to always "
+    "measure it, run with --neuron-profile, or check neuron_profile.enabled first"
+)
+
+
+class NeuronProfile:
+    """Measure a callable (``neuron_profile(fn, *args)``) or a block
+    (``with neuron_profile.region(name):``). When disabled, both just run the code."""
+
+    def __init__(
+        self,
+        *,
+        test_id: str,
+        enabled: bool,
+        runner: Callable[[], Runner],
+        rounds: int,
+        warmup: int,
+    ) -> None:
+        self.test_id = test_id
+        self.enabled = enabled
+        self._runner = runner
+        self.rounds = rounds
+        self.warmup = warmup
+        self.measurements: list[Measurement] = []
+
+    def __call__(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        name: str | None = None,
+        rounds: int | None = None,
+        warmup: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Call ``fn(*args, **kwargs)`` over warm-up and measured rounds; return its result.
+        ``name``, ``rounds`` and ``warmup`` are ours: pass a function's own arguments of those
+        names through :meth:`measure`."""
+        return self.measure(fn, args, kwargs, name=name, rounds=rounds, warmup=warmup)
+
+    def measure(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        rounds: int | None = None,
+        warmup: int | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if not callable(fn):
+            raise TypeError(f"neuron_profile: expected a callable, got {type(fn).__name__}")
+        if not self.enabled:
+            return fn(*args, **kwargs)
+        result, measurement = self._runner().measure_callable(
+            fn,
+            args,
+            kwargs,
+            test_id=self.test_id,
+            name=self._unique(name or _callable_name(fn)),
+            warmup=self.warmup if warmup is None else warmup,
+            rounds=self.rounds if rounds is None else rounds,
+        )
+        self.measurements.append(measurement)
+        return result
+
+    @contextmanager
+    def region(self, name: str) -> Iterator[None]:
+        """Profile one execution of the block as the measurement ``name``."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"neuron_profile.region: expected a non-empty name, got {name!r}")
+        if not self.enabled:
+            yield
+            return
+        with self._runner().region(
+            self._unique(name), test_id=self.test_id, on_done=self.measurements.append
+        ):
+            yield
+
+    @property
+    def last(self) -> Measurement:
+        """The most recent measurement of this test (innermost-last for nested regions)."""
+        if not self.measurements:
+            raise MeasureError(
+                _NOT_MEASURED if not self.enabled else "nothing measured yet in this test"
+            )
+        return self.measurements[-1]
+
+    def __getitem__(self, name: str) -> Measurement:
+        for m in self.measurements:
+            if m.region == name:
+                return m
+        if not self.enabled:
+            raise MeasureError(_NOT_MEASURED)
+        known = ", ".join(repr(m.region) for m in self.measurements) or "none"
+        raise KeyError(f"no measurement named {name!r} in this test (measured: {known})")
+
+    def _unique(self, name: str) -> str:
+        # Two measurements of one name would collide in baselines and reports.
+        taken = {m.region for m in self.measurements}
+        if name not in taken:
+            return name
+        i = 2
+        while f"{name}#{i}" in taken:
+            i += 1
+        return f"{name}#{i}"
+
+
+def _callable_name(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if name is None and hasattr(fn, "func"):  # functools.partial
+        return _callable_name(fn.func)
+    return str(name or type(fn).__name__)

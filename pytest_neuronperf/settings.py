@@ -1,0 +1,169 @@
+"""Every setting as a command-line option, an ini key and an environment variable, resolved
+by one function. Precedence: command line, then environment, then ini, then default; a bad
+value is a usage error that names where it came from."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from .backends import NAMES as BACKEND_NAMES
+
+
+class SettingError(ValueError):
+    pass
+
+
+def _bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("expected true/false (1/0, yes/no, on/off)")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("expected an integer >= 1")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("expected an integer >= 0")
+    return value
+
+
+def _backend(text: str) -> str:
+    value = text.strip().lower()
+    if value not in BACKEND_NAMES:
+        raise ValueError(f"expected one of {', '.join(BACKEND_NAMES)}")
+    return value
+
+
+def _path(text: str) -> Path | None:
+    return Path(text) if text.strip() else None
+
+
+@dataclass(frozen=True)
+class Spec:
+    field: str
+    cli: str
+    ini: str
+    env: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    is_flag: bool = False
+
+
+SPECS: tuple[Spec, ...] = (
+    Spec(
+        "enabled",
+        "--neuron-profile",
+        "neuron_profile",
+        "NEURONPERF_PROFILE",
+        _bool,
+        False,
+        "profile every use of the neuron_profile fixture, print the report and compare "
+        "baselines (tests with a neuron_budget marker are measured and enforced regardless)",
+        is_flag=True,
+    ),
+    Spec(
+        "backend",
+        "--neuron-profile-backend",
+        "neuron_profile_backend",
+        "NEURONPERF_BACKEND",
+        _backend,
+        "auto",
+        "auto|cpu|cuda|neuron; auto picks neuron, then cuda, then cpu",
+    ),
+    Spec(
+        "rounds",
+        "--neuron-profile-rounds",
+        "neuron_profile_rounds",
+        "NEURONPERF_ROUNDS",
+        _positive_int,
+        10,
+        "measured rounds per callable (default 10)",
+    ),
+    Spec(
+        "warmup",
+        "--neuron-profile-warmup",
+        "neuron_profile_warmup",
+        "NEURONPERF_WARMUP",
+        _non_negative_int,
+        3,
+        "unmeasured warm-up calls before the rounds (default 3)",
+    ),
+    Spec(
+        "details",
+        "--neuron-profile-details",
+        "neuron_profile_details",
+        "NEURONPERF_DETAILS",
+        _bool,
+        False,
+        "add the per-op breakdown of every measurement to the report (also -v)",
+        is_flag=True,
+    ),
+    Spec(
+        "trace_dir",
+        "--neuron-profile-trace-dir",
+        "neuron_profile_trace_dir",
+        "NEURONPERF_TRACE_DIR",
+        _path,
+        None,
+        "write each measurement's Chrome trace (Perfetto, TensorBoard) into this directory",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool = False
+    backend: str = "auto"
+    rounds: int = 10
+    warmup: int = 3
+    details: bool = False
+    trace_dir: Path | None = None
+
+
+def resolve(
+    cli: Mapping[str, Any],
+    ini: Mapping[str, Any],
+    env: Mapping[str, str] | None = None,
+    ini_source: str = "ini file",
+) -> Settings:
+    """``cli`` maps field -> value given on the command line (None when not given), ``ini``
+    maps ini key -> raw text (None or "" when unset)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for spec in SPECS:
+        raw_cli = cli.get(spec.field)
+        if raw_cli is not None and raw_cli is not False:
+            values[spec.field] = _parse(spec, str(raw_cli) if not spec.is_flag else "1", spec.cli)
+            continue
+        raw_env = env.get(spec.env)
+        if raw_env is not None and raw_env != "":
+            values[spec.field] = _parse(spec, raw_env, f"environment variable {spec.env}")
+            continue
+        raw_ini = ini.get(spec.ini)
+        if raw_ini is not None and str(raw_ini).strip() != "":
+            values[spec.field] = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
+            continue
+        values[spec.field] = spec.default
+    known = {f.name for f in fields(Settings)}
+    return Settings(**{k: v for k, v in values.items() if k in known})
+
+
+def _parse(spec: Spec, raw: str, where: str) -> Any:
+    try:
+        return spec.parse(raw)
+    except ValueError as exc:
+        raise SettingError(f"{where}={raw!r}: {exc}") from None
