@@ -165,9 +165,12 @@ class Runner:
         self._open.append(entry)
         try:
             t0 = time.perf_counter_ns()
-            with profile(
-                activities=self.backend.activities(), **self.backend.profiler_kwargs()
-            ) as prof, record_function(marker):
+            with (
+                profile(
+                    activities=self.backend.activities(), **self.backend.profiler_kwargs()
+                ) as prof,
+                record_function(marker),
+            ):
                 yield
                 self.backend.synchronize()
             wall = (time.perf_counter_ns() - t0) / 1e3

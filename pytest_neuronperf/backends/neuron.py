@@ -30,15 +30,13 @@ class NeuronBackend(Backend):
                 "torch-neuronx is installed but the native TorchNeuron backend is not "
                 "registered (PrivateUse1 is not 'neuron'); is TORCH_DEVICE_BACKEND_AUTOLOAD=0 set?"
             )
-        if not getattr(torch, "neuron").is_available():
+        if not _torch_neuron().is_available():
             return "torch.neuron reports no Neuron device on this machine"
         return None
 
     def device_kind(self) -> str:
-        import torch
 
-        neuron: Any = getattr(torch, "neuron")  # registered by torch-neuronx at import
-        return f"neuron:{neuron.device_count()}nc"
+        return f"neuron:{_torch_neuron().device_count()}nc"
 
     def activities(self) -> list[Any]:
         from torch.profiler import ProfilerActivity
@@ -46,6 +44,13 @@ class NeuronBackend(Backend):
         return [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
 
     def synchronize(self) -> None:
-        import torch
 
-        getattr(torch, "neuron").synchronize()
+        _torch_neuron().synchronize()
+
+
+def _torch_neuron() -> Any:
+    """``torch.neuron``, which torch-neuronx registers at import (unknown to torch's stubs)."""
+    import torch
+
+    module: Any = torch
+    return module.neuron
