@@ -26,18 +26,22 @@ def _bool(text: str) -> bool:
     raise ValueError("expected true/false (1/0, yes/no, on/off)")
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("expected an integer >= 1")
+def _int(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ValueError(f"expected an integer >= {minimum}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _int(text, 1)
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError("expected an integer >= 0")
-    return value
+    return _int(text, 0)
 
 
 def _backend(text: str) -> str:
