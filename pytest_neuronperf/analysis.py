@@ -3,13 +3,14 @@ definitions. No pytest, no torch, no I/O."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from .model import OpRow
-from .stats import median
+from .model import Measurement, OpRow
+from .stats import Stats, median
 from .trace import DEVICE_KINDS, Event, Kind, build_tree
 
 Mode = Literal["host", "device"]
@@ -135,36 +136,118 @@ def host_kernels(op: Event) -> list[Event]:
     return []
 
 
-def index_device_events(events: Sequence[Event]) -> tuple[dict[int, list[Event]], dict[int, Event]]:
-    """Device events by launching op id, and runtime launches by correlation id."""
-    by_ext: dict[int, list[Event]] = {}
-    launches: dict[int, Event] = {}
-    for ev in events:
-        if ev.kind in DEVICE_KINDS:
-            by_ext.setdefault(ev.ext_id, []).append(ev)
-        elif ev.kind is Kind.RUNTIME and ev.correlation:
-            launches[ev.correlation] = ev
-    return by_ext, launches
+@dataclass
+class TraceIndex:
+    """What analysing any region of one event list needs, built once.
+
+    Device events are tied to their launching op through the runtime call that launched
+    them: the kernel's ``correlation`` names the launch (``cudaLaunchKernel``,
+    ``hipExtModuleLaunchKernel``, ``cuLaunchKernel``), and the launch sits inside the op on
+    the host timeline. That holds in every Kineto version seen; ``External id`` does not:
+    older traces (the alexnet benchmark in tests/data) put the launch correlation there,
+    which collides with unrelated ops' ids. ``External id`` is the fallback only for device
+    events whose launch was not recorded, and only where it differs from the correlation.
+    """
+
+    roots: list[Event]
+    by_launch: dict[int, list[Event]] = field(default_factory=dict)
+    by_ext: dict[int, list[Event]] = field(default_factory=dict)
+    launches: dict[int, Event] = field(default_factory=dict)
+    has_device: bool = False
+    _track_roots: dict[tuple[Any, Any], tuple[list[float], list[Event]]] = field(
+        default_factory=dict
+    )
+
+    @classmethod
+    def build(cls, events: Sequence[Event]) -> TraceIndex:
+        roots = build_tree(events)
+        index = cls(roots)
+        device: list[Event] = []
+        for ev in events:
+            if ev.kind in DEVICE_KINDS:
+                device.append(ev)
+            elif ev.kind is Kind.RUNTIME and ev.correlation:
+                index.launches[ev.correlation] = ev
+        index.has_device = bool(device)
+        for ev in device:
+            if ev.correlation and ev.correlation in index.launches:
+                index.by_launch.setdefault(ev.correlation, []).append(ev)
+            elif ev.ext_id and ev.ext_id != ev.correlation:
+                index.by_ext.setdefault(ev.ext_id, []).append(ev)
+        by_track: dict[tuple[Any, Any], list[Event]] = {}
+        for root in roots:
+            by_track.setdefault(root.track, []).append(root)
+        for track, track_roots in by_track.items():
+            track_roots.sort(key=lambda e: e.start_us)
+            index._track_roots[track] = ([e.start_us for e in track_roots], track_roots)
+        return index
+
+    def adopted(self, node: Event) -> list[Event]:
+        """Roots on the process's other threads that run inside ``node``'s time span.
+
+        The autograd engine runs CUDA backward passes on its own thread, so a
+        ``ProfilerStep`` (or a measured round that calls ``backward()``) holds only the
+        forward ops by containment on its own thread; the backward ops are the other
+        thread's roots inside the step's time span (the ROCm trace in tests/data)."""
+        out: list[Event] = []
+        lo, hi = node.start_us, node.end_us + 1e-3
+        for track, (starts, track_roots) in self._track_roots.items():
+            if track == node.track or track[0] != node.track[0]:
+                continue
+            for ev in track_roots[bisect_left(starts, lo) :]:
+                if ev.start_us > hi:
+                    break
+                if ev.end_us <= hi:
+                    out.append(ev)
+        return out
+
+    def device_events(self, op: Event) -> list[Event]:
+        """Device events launched from inside ``op`` (the op itself included)."""
+        out: list[Event] = []
+        seen: set[int] = set()
+        for ev in _subtree(op):
+            if ev.kind is Kind.RUNTIME and ev.correlation:
+                out.extend(self.by_launch.get(ev.correlation, ()))
+            if ev.ext_id and ev.ext_id not in seen and self.by_ext:
+                seen.add(ev.ext_id)
+                out.extend(self.by_ext.get(ev.ext_id, ()))
+        out.sort(key=lambda e: e.start_us)
+        return out
 
 
-def analyze_node(
-    node: Event,
-    mode: Mode,
-    by_ext: dict[int, list[Event]] | None = None,
-    launches: dict[int, Event] | None = None,
-) -> RoundResult:
+def region_ops(node: Event, index: TraceIndex | None = None) -> list[Event]:
+    """Top-level ops of a region: its own thread's, then (by start time) those of other
+    threads running inside it."""
+    ops = list(top_level_ops(node))
+    if index is not None:
+        extra = index.adopted(node)
+        if extra:
+            holder = Event(node.name, Kind.ANNOTATION, node.start_us, node.dur_us, node.track)
+            holder.children = extra
+            ops.extend(top_level_ops(holder))
+            ops.sort(key=lambda e: e.start_us)
+    return ops
+
+
+def analyze_node(node: Event, mode: Mode, index: TraceIndex | None = None) -> RoundResult:
+    """Ops, kernels and device time of one execution of a region.
+
+    Device mode: kernels are device ``kernel`` events; device time also counts the op's
+    memcpy and memset, which occupy the device but are not kernel launches."""
     result = RoundResult(wall_us=node.dur_us)
-    for op in top_level_ops(node):
+    for op in region_ops(node, index):
         result.ops.append(op.name)
         if mode == "host":
             kernels = host_kernels(op)
             cost = op.dur_us
         else:
-            kernels = _device_kernels(op, by_ext or {})
-            cost = sum(k.dur_us for k in kernels)
+            device = index.device_events(op) if index is not None else []
+            kernels = [k for k in device if k.kind is Kind.KERNEL]
+            cost = sum(k.dur_us for k in device)
+            launches = index.launches if index is not None else {}
             for k in kernels:
-                launch = (launches or {}).get(k.correlation)
-                if launch is not None and k.kind is Kind.KERNEL:
+                launch = launches.get(k.correlation)
+                if launch is not None:
                     result.launch_gaps_us.append(max(0.0, k.start_us - launch.start_us))
         result.kernels.extend(k.name for k in kernels)
         result.device_us += cost
@@ -173,23 +256,11 @@ def analyze_node(
     return result
 
 
-def _device_kernels(op: Event, by_ext: dict[int, list[Event]]) -> list[Event]:
-    seen: set[int] = set()
-    out: list[Event] = []
-    for ev in _subtree(op):
-        if ev.ext_id and ev.ext_id not in seen:
-            seen.add(ev.ext_id)
-            out.extend(by_ext.get(ev.ext_id, ()))
-    out.sort(key=lambda e: e.start_us)
-    return out
-
-
 def analyze_markers(
     events: Sequence[Event], markers: Sequence[str], mode: Mode
 ) -> list[RoundResult]:
     """One RoundResult per marker name, in the order given. Each marker must occur once."""
-    build_tree(events)
-    by_ext, launches = index_device_events(events) if mode == "device" else ({}, {})
+    index = TraceIndex.build(events)
     found: dict[str, Event] = {}
     wanted = set(markers)
     for ev in events:
@@ -198,7 +269,50 @@ def analyze_markers(
     missing = [m for m in markers if m not in found]
     if missing:
         raise AnalysisError(f"profiler output lacks the region markers {missing}")
-    return [analyze_node(found[m], mode, by_ext, launches) for m in markers]
+    return [analyze_node(found[m], mode, index) for m in markers]
+
+
+def summarize(
+    rounds: Sequence[RoundResult],
+    *,
+    test_id: str,
+    region: str,
+    backend: str,
+    device_kind: str,
+    host: Sequence[float],
+    environment: dict[str, str],
+    warmup_rounds: int = 0,
+    warmup_us: float = 0.0,
+    first_call_us: float = 0.0,
+) -> Measurement:
+    """The Measurement of a region's rounds, live or from a saved trace."""
+    # Budgets see the worst round: a recompile or a data-dependent path in any round
+    # counts, and round_variants says which round it was.
+    worst = max(rounds, key=lambda r: (len(r.ops), len(r.kernels)))
+    return Measurement(
+        test_id=test_id,
+        region=region,
+        backend=backend,
+        device_kind=device_kind,
+        ops=len(worst.ops),
+        kernels=max(len(r.kernels) for r in rounds),
+        op_counts=dict(Counter(worst.ops)),
+        kernel_counts=dict(Counter(worst.kernels)),
+        device_us=Stats.of([r.device_us for r in rounds]),
+        host_us=Stats.of(host),
+        per_op=per_op_rows(rounds),
+        rounds=len(rounds),
+        warmup_rounds=warmup_rounds,
+        warmup_us=warmup_us,
+        first_call_us=first_call_us,
+        round_variants=round_variants(rounds),
+        environment=environment,
+    )
+
+
+def launch_gaps(rounds: Sequence[RoundResult]) -> Stats:
+    """Every kernel's wait between its launch call starting and the kernel starting."""
+    return Stats.of([g for r in rounds for g in r.launch_gaps_us])
 
 
 def per_op_rows(rounds: Sequence[RoundResult]) -> tuple[OpRow, ...]:

@@ -7,22 +7,20 @@ taken from separate unprofiled rounds, so profiler overhead does not inflate it.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis import RoundResult, analyze_markers, per_op_rows, round_variants
+from .analysis import RoundResult, analyze_markers, summarize
 from .backends import Backend
+from .markers import PRIME, marker_name
 from .model import Measurement
-from .stats import Stats
-
-_MARKER = "neuronperf#"
 
 
 class MeasureError(RuntimeError):
@@ -67,8 +65,8 @@ class Runner:
             self._environment = env
         return self._environment
 
-    def _marker(self) -> str:
-        return f"{_MARKER}{next(self._seq)}"
+    def _seq_no(self) -> int:
+        return next(self._seq)
 
     def measure_callable(
         self,
@@ -113,14 +111,14 @@ class Runner:
             result = fn(*args, **kwargs)
             sync()
             host.append((clock() - t0) / 1e3)
-        base = self._marker()
-        markers = [f"{base}.{r}" for r in range(rounds)]
+        seq = self._seq_no()
+        markers = [marker_name(seq, name, r) for r in range(rounds)]
         with profile(
             activities=self.backend.activities(), **self.backend.profiler_kwargs()
         ) as prof:
             # The first rounds under a fresh profiler run several times slower (measured:
             # 135 µs then 37 then 20 for a 20 µs region); one unanalysed round absorbs that.
-            with record_function(f"{base}.prime"):
+            with record_function(marker_name(seq, name, PRIME)):
                 fn(*args, **kwargs)
                 sync()
             for marker in markers:
@@ -137,7 +135,7 @@ class Runner:
             warmup_us=warmup_us,
             first_call_us=first_call_us,
         )
-        self._export(prof, test_id, name)
+        self._export(prof, test_id, name, [name])
         return result, measurement
 
     @contextmanager
@@ -146,7 +144,7 @@ class Runner:
     ) -> Iterator[None]:
         """Profile one execution of a block. Regions may nest: an inner region is a marker
         inside the outer region's profiler session, and its ops also count for the outer."""
-        marker = self._marker()
+        marker = marker_name(self._seq_no(), name)
         if self._open:
             outer = self._open[-1]
             if name == outer.name or any(n == name for n, _ in outer.nested):
@@ -184,7 +182,7 @@ class Runner:
             # overhead (the outer one is timed from Python, inner ones by their markers).
             host = [wall] if region_name == name else [res.wall_us]
             on_done(self._summarize([res], test_id=test_id, region=region_name, host=host))
-        self._export(prof, test_id, name)
+        self._export(prof, test_id, name, names)
 
     def _summarize(
         self,
@@ -197,33 +195,47 @@ class Runner:
         warmup_us: float = 0.0,
         first_call_us: float = 0.0,
     ) -> Measurement:
-        # Budgets see the worst round: a recompile or a data-dependent path in any round
-        # counts, and round_variants says which round it was.
-        worst = max(rounds, key=lambda r: (len(r.ops), len(r.kernels)))
-        return Measurement(
+        return summarize(
+            rounds,
             test_id=test_id,
             region=region,
             backend=self.backend.name,
             device_kind=self.environment["device_kind"],
-            ops=len(worst.ops),
-            kernels=max(len(r.kernels) for r in rounds),
-            op_counts=dict(Counter(worst.ops)),
-            kernel_counts=dict(Counter(worst.kernels)),
-            device_us=Stats.of([r.device_us for r in rounds]),
-            host_us=Stats.of(host),
-            per_op=per_op_rows(rounds),
-            rounds=len(rounds),
+            host=host,
+            environment=self.environment,
             warmup_rounds=warmup_rounds,
             warmup_us=warmup_us,
             first_call_us=first_call_us,
-            round_variants=round_variants(rounds),
-            environment=self.environment,
         )
 
-    def _export(self, prof: Any, test_id: str, region: str) -> None:
+    def _export(self, prof: Any, test_id: str, region: str, regions: list[str]) -> None:
+        """Write the session's trace; nested regions share their outer region's file."""
         if self.trace_dir is None:
             return
         self.trace_dir.mkdir(parents=True, exist_ok=True)
-        path = self.trace_dir / f"{safe_filename(test_id)}--{safe_filename(region)}.json"
+        path = self.trace_dir / trace_filename(test_id, region)
+        taken = {p for k, p in self.trace_paths.items() if k[0] != test_id or k[1] not in regions}
+        if path in taken:
+            # Two ids that clean up to the same name (``[a/b]`` and ``[a_b]``) must not
+            # overwrite each other's trace.
+            path = path.with_name(trace_filename(test_id, region, unique=True))
         prof.export_chrome_trace(str(path))
-        self.trace_paths[(test_id, region)] = path
+        for name in regions:
+            self.trace_paths[(test_id, name)] = path
+
+    def trace_note(self, test_id: str, regions: Iterable[str]) -> str:
+        """The lines a failure message adds so the developer can open the traces."""
+        paths = sorted({str(p) for r in regions if (p := self.trace_paths.get((test_id, r)))})
+        return "".join(f"\ntrace: {p} (open it in https://ui.perfetto.dev)" for p in paths)
+
+
+def trace_filename(test_id: str, region: str, *, unique: bool = False) -> str:
+    """``<test>--<region>.json``, safe on any file system (under 200 characters). Cleaning
+    and truncation can make two names equal; a truncated name, or ``unique``, gets a short
+    hash of the exact pair."""
+    test, reg = safe_filename(test_id), safe_filename(region)
+    stem = f"{test[:120]}--{reg[:60]}"
+    if unique or len(test) > 120 or len(reg) > 60:
+        digest = hashlib.sha1(f"{test_id}\0{region}".encode()).hexdigest()[:10]
+        stem = f"{stem}-{digest}"
+    return f"{stem}.json"
