@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import backends
 from .budget import MARKER_HELP, Budget, BudgetError, budget_from_marker, check
-from .fixture import NeuronProfile
-from .measure import Runner
-from .model import Measurement, Record
-from .report import header_line, measurement_detail, summary_table
 from .settings import SPECS, SettingError, Settings, resolve
+
+if TYPE_CHECKING:
+    # Imported where used: a suite that never measures should not pay for loading them.
+    from .fixture import NeuronProfile
+    from .measure import Runner
+    from .model import Measurement, Record
 
 PLUGIN_NAME = "neuronperf-session"
 PROPERTY = "neuronperf"
 
 budgets_key = pytest.StashKey[tuple[Budget, ...]]()
-measurements_key = pytest.StashKey[list[Measurement]]()
+measurements_key = pytest.StashKey[list["Measurement"]]()
 plugin_key = pytest.StashKey["NeuronPerfPlugin"]()
 
 
@@ -82,6 +83,9 @@ class NeuronPerfPlugin:
 
     def _make_runner(self) -> Runner:
         if self._runner is None:
+            from . import backends
+            from .measure import Runner
+
             try:
                 backend, self.backend_note = backends.select(self.settings.backend)
             except backends.BackendUnavailable as exc:
@@ -124,6 +128,8 @@ class NeuronPerfPlugin:
 
     def fixture_for(self, item: pytest.Item) -> NeuronProfile:
         enabled = self.settings.enabled or budgets_key in item.stash
+        from .fixture import NeuronProfile
+
         profile = NeuronProfile(
             test_id=item.nodeid,
             enabled=enabled,
@@ -141,6 +147,9 @@ class NeuronPerfPlugin:
         report = yield
         if report.when != "call" or measurements_key not in item.stash:
             return report
+        from .model import Record
+        from .report import measurement_detail
+
         measurements = item.stash[measurements_key]
         budgets = item.stash.get(budgets_key, ())
         # Only a test that ran to the end can be judged: a test that raised may not have
@@ -175,11 +184,15 @@ class NeuronPerfPlugin:
             return
         for name, value in report.user_properties:
             if name == PROPERTY:
+                from .model import Record
+
                 self.records.append(Record.from_dict(json.loads(str(value))))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
             return
+        from .report import header_line, measurement_detail, summary_table
+
         if not self.settings.enabled:
             over = [r for r in self.records if r.status == "over budget"]
             terminalreporter.write_line(

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from tabulate import tabulate
+from typing import Any
 
 from .model import Measurement, Record
+
+
+def tabulate(rows: Sequence[Sequence[object]], **kwargs: Any) -> str:
+    # tabulate (and wcwidth under it) costs ~20 ms to import: only pay it when printing.
+    from tabulate import tabulate as _tabulate
+
+    return _tabulate(rows, **kwargs)
 
 
 def _us(v: float) -> str:
