@@ -12,6 +12,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from pytest_neuronperf import NeuronProfile
+
 HIDDEN = 1024
 EPS = 1e-6
 
@@ -24,32 +26,34 @@ def rmsnorm_fused(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.rms_norm(x, (HIDDEN,), w, EPS)
 
 
+Inputs = tuple[torch.Tensor, torch.Tensor]
+
 # One compiled function for the whole module: compiling is the slow part.
 rmsnorm_compiled = torch.compile(rmsnorm_naive)
 
 
 @pytest.fixture(scope="module")
-def inputs() -> tuple[torch.Tensor, torch.Tensor]:
+def inputs() -> Inputs:
     torch.manual_seed(0)
     return torch.randn(16, HIDDEN), torch.randn(HIDDEN)
 
 
 @pytest.mark.neuron_budget(max_ops=6)
-def test_naive(neuron_profile, inputs):  # type: ignore[no-untyped-def]
+def test_naive(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_naive, x, w)
     torch.testing.assert_close(out, rmsnorm_fused(x, w))
 
 
 @pytest.mark.neuron_budget(max_ops=1)
-def test_rms_norm_is_one_op(neuron_profile, inputs):  # type: ignore[no-untyped-def]
+def test_rms_norm_is_one_op(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_fused, x, w)
     torch.testing.assert_close(out, rmsnorm_naive(x, w))
 
 
 @pytest.mark.neuron_budget(max_ops=1, max_kernels=1)
-def test_compiled_is_one_fused_kernel(neuron_profile, inputs):  # type: ignore[no-untyped-def]
+def test_compiled_is_one_fused_kernel(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_compiled, x, w, name="rmsnorm_compiled")
     torch.testing.assert_close(out, rmsnorm_naive(x, w))
