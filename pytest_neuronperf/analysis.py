@@ -154,6 +154,7 @@ class TraceIndex:
     by_ext: dict[int, list[Event]] = field(default_factory=dict)
     launches: dict[int, Event] = field(default_factory=dict)
     has_device: bool = False
+    op_processes: set[Any] = field(default_factory=set)
     _track_roots: dict[tuple[Any, Any], tuple[list[float], list[Event]]] = field(
         default_factory=dict
     )
@@ -168,6 +169,8 @@ class TraceIndex:
                 device.append(ev)
             elif ev.kind is Kind.RUNTIME and ev.correlation:
                 index.launches[ev.correlation] = ev
+            elif ev.kind is Kind.OP:
+                index.op_processes.add(ev.track[0])
         index.has_device = bool(device)
         for ev in device:
             if ev.correlation and ev.correlation in index.launches:
@@ -188,11 +191,16 @@ class TraceIndex:
         The autograd engine runs CUDA backward passes on its own thread, so a
         ``ProfilerStep`` (or a measured round that calls ``backward()``) holds only the
         forward ops by containment on its own thread; the backward ops are the other
-        thread's roots inside the step's time span (the ROCm trace in tests/data)."""
+        thread's roots inside the step's time span (the ROCm trace in tests/data).
+
+        Other processes' threads count only when the region's own process recorded no op
+        at all: Kineto wrote the Triton example's ``ProfilerStep#1`` under a pid of its
+        own, apart from the ops it contains."""
         out: list[Event] = []
         lo, hi = node.start_us, node.end_us + 1e-3
+        any_process = node.track[0] not in self.op_processes
         for track, (starts, track_roots) in self._track_roots.items():
-            if track == node.track or track[0] != node.track[0]:
+            if track == node.track or (track[0] != node.track[0] and not any_process):
                 continue
             for ev in track_roots[bisect_left(starts, lo) :]:
                 if ev.start_us > hi:
@@ -229,13 +237,16 @@ def region_ops(node: Event, index: TraceIndex | None = None) -> list[Event]:
     return ops
 
 
-def analyze_node(node: Event, mode: Mode, index: TraceIndex | None = None) -> RoundResult:
-    """Ops, kernels and device time of one execution of a region.
+def analyze_node(
+    node: Event, mode: Mode, index: TraceIndex | None = None, *, adopt: bool = True
+) -> RoundResult:
+    """Ops, kernels and device time of one execution of a region. ``adopt``: count other
+    threads' ops inside its time span (see TraceIndex.adopted).
 
     Device mode: kernels are device ``kernel`` events; device time also counts the op's
     memcpy and memset, which occupy the device but are not kernel launches."""
     result = RoundResult(wall_us=node.dur_us)
-    for op in region_ops(node, index):
+    for op in region_ops(node, index if adopt else None):
         result.ops.append(op.name)
         if mode == "host":
             kernels = host_kernels(op)
