@@ -74,8 +74,15 @@ def bench_measure(repeats: int) -> list[list[str]]:
             ref.append(timed(lambda fn=fn: bare(fn, (x, w))))  # type: ignore[misc]
             mine.append(timed(lambda fn=fn: ours(runner, fn, (x, w))))  # type: ignore[misc]
         r, m = median(ref), median(mine)
-        rows.append([f"(a) {name}, R={ROUNDS}", f"{r * 1e3:.2f} ms", f"{m * 1e3:.2f} ms",
-                     f"{m / r:.2f}x", "<= 1.3x"])
+        rows.append(
+            [
+                f"(a) {name}, R={ROUNDS}",
+                f"{r * 1e3:.2f} ms",
+                f"{m * 1e3:.2f} ms",
+                f"{m / r:.2f}x",
+                "<= 1.3x",
+            ]
+        )
     return rows
 
 
@@ -110,7 +117,9 @@ def bench_suite(repeats: int) -> list[list[str]]:
             ref.append(run(["-p", "no:neuronperf"]))
             mine.append(run([]))
     r, m = median(ref), median(mine)
-    return [["(b) 450 plain tests, no flag", f"{r:.3f} s", f"{m:.3f} s", f"{m / r:.3f}x", "<= 1.02x"]]
+    return [
+        ["(b) 450 plain tests, no flag", f"{r:.3f} s", f"{m:.3f} s", f"{m / r:.3f}x", "<= 1.02x"]
+    ]
 
 
 def main() -> None:
