@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -366,7 +366,7 @@ def round_variants(rounds: Sequence[RoundResult]) -> tuple[str, ...]:
 
 
 def op_diff(
-    before: Counter[str] | dict[str, int], after: Counter[str] | dict[str, int]
+    before: Mapping[str, int], after: Mapping[str, int]
 ) -> list[tuple[str, int]]:
     """(name, change) for every op whose count changed, appeared ones first."""
     names = set(before) | set(after)
@@ -375,7 +375,7 @@ def op_diff(
 
 
 def op_diff_text(
-    before: Counter[str] | dict[str, int], after: Counter[str] | dict[str, int]
+    before: Mapping[str, int], after: Mapping[str, int]
 ) -> str:
     parts = [f"{'+' if d > 0 else '-'} {n} ×{abs(d)}" for n, d in op_diff(before, after)]
     return ", ".join(parts) if parts else "same ops, different order"
