@@ -1,4 +1,8 @@
-"""The CUDA backend: CPU+CUDA activities, device time from kernel events."""
+"""The CUDA backend (ROCm too, through torch.cuda): CPU+CUDA activities; kernels are the
+device's kernel events, linked to their launching op through the launch's correlation id
+(analysis.TraceIndex); device time is their time on the GPU. Host time comes from the
+Runner's unprofiled rounds, each ended by ``torch.cuda.synchronize()``: wall time of the
+work including the GPU, never the profiler's CPU timestamps."""
 
 from __future__ import annotations
 
@@ -26,7 +30,9 @@ class CudaBackend(Backend):
     def device_kind(self) -> str:
         import torch
 
-        return f"cuda:{torch.cuda.get_device_name(torch.cuda.current_device())}"
+        name = torch.cuda.get_device_name(torch.cuda.current_device())
+        # A ROCm build answers torch.cuda too; its baselines must not mix with NVIDIA's.
+        return f"{'rocm' if torch.version.hip else 'cuda'}:{name}"
 
     def activities(self) -> list[Any]:
         from torch.profiler import ProfilerActivity
@@ -43,4 +49,6 @@ class CudaBackend(Backend):
 
         out = super().versions()
         out["cuda"] = str(torch.version.cuda)
+        if torch.version.hip:
+            out["hip"] = str(torch.version.hip)
         return out
