@@ -21,6 +21,7 @@ off while ``func`` runs):
 - ops in ``torch.utils.flop_counter``'s registry (mm, addmm, bmm, baddbmm, convolutions,
   scaled-dot-product / flash / efficient attention, ``_scaled_mm``): its exact formula, the
   same numbers ``FlopCounterMode`` reports (matmul: 2*M*N*K);
+- ``mv`` / ``addmv`` / ``dot``, which the registry lacks: 2 per matrix (vector) element;
 - views and pure data movement (copy, clone, cat, index_select, fill, ...): 0;
 - ``Tag.pointwise`` ops: 1 FLOP per output element (rsqrt and exp count 1 like add);
 - ``Tag.reduction`` ops: 1 FLOP per input element (a mean counts its sum, not its divide);
@@ -318,6 +319,10 @@ def op_flops(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: Any) -
         return int(ins[0].numel()) if ins else 0
     if torch.Tag.pointwise in tags:
         return int(outs[0].numel()) if outs else 0
+    if base in ("mv", "dot", "vdot") and ins:
+        return 2 * int(ins[0].numel())  # one multiply-add per matrix (or vector) element
+    if base == "addmv" and len(ins) > 1:
+        return 2 * int(ins[1].numel())
     if base in PER_ELEMENT_OPS and ins:
         return PER_ELEMENT_OPS[base] * int(ins[0].numel())
     if base == "_fused_rms_norm" and ins:

@@ -111,6 +111,13 @@ def test_two_calls_of_one_op_are_two_boundaries() -> None:
     assert work.per_op == (OpWork("aten::add", 2, 128, 2 * 64 * F32, 2 * 64 * F32),)
 
 
+def test_matrix_vector_rule() -> None:
+    a, v = torch.randn(8, 16), torch.randn(16)
+    _, work = count_work(torch.matmul, (a, v))
+    assert work.flops == 2 * 8 * 16
+    assert [o.name for o in work.per_op] == ["aten::matmul"]
+
+
 def test_uncounted_ops_are_listed() -> None:
     a = torch.randn(8, 8)
     _, work = count_work(torch.linalg.det, (a,))
