@@ -55,6 +55,29 @@ def _path(text: str) -> Path | None:
     return Path(text) if text.strip() else None
 
 
+def parse_tolerance(value: object) -> float:
+    """A tolerance in per cent (``10``, ``"10%"``, ``"2.5%"``) -> a fraction (0.10).
+
+    A bare number below 1 is refused: ``0.1`` reads as "10%" to some and "0.1%" to others,
+    and a guessed meaning would make a gate silently ten times stricter or looser."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a percentage such as 10 or '10%', got {value!r}")
+    text = str(value).strip()
+    has_sign = text.endswith("%")
+    try:
+        pct = float(text.removesuffix("%").strip())
+    except ValueError:
+        raise ValueError(f"expected a percentage such as 10 or '10%', got {value!r}") from None
+    if not 0 < pct <= 1000:
+        raise ValueError(f"expected a percentage > 0 and <= 1000, got {value!r}")
+    if pct < 1 and not has_sign:
+        raise ValueError(
+            f"{value!r} is ambiguous: the tolerance is in per cent; write {pct * 100:g} for "
+            f"{pct * 100:g}%, or '{pct:g}%' if you mean {pct:g}%"
+        )
+    return pct / 100
+
+
 @dataclass(frozen=True)
 class Spec:
     field: str
@@ -125,6 +148,57 @@ SPECS: tuple[Spec, ...] = (
         None,
         "write each measurement's Chrome trace (Perfetto, TensorBoard) into this directory",
     ),
+    Spec(
+        "profile_dir",
+        "--neuron-profile-dir",
+        "neuron_profile_dir",
+        "NEURONPERF_DIR",
+        _path,
+        None,
+        "directory of the baseline files, one per device kind (default .neuronperf at the "
+        "rootdir; a relative path is taken from the rootdir)",
+    ),
+    Spec(
+        "update",
+        "--neuron-profile-update",
+        "neuron_profile_update",
+        "NEURONPERF_UPDATE",
+        _bool,
+        False,
+        "record the baselines of the tests that ran (implies --neuron-profile); entries of "
+        "other tests are kept, entries of tests known to be gone are removed",
+        is_flag=True,
+    ),
+    Spec(
+        "tolerance",
+        "--neuron-profile-tolerance",
+        "neuron_profile_tolerance",
+        "NEURONPERF_TOLERANCE",
+        parse_tolerance,
+        0.10,
+        "time regression allowed against the baseline, in per cent (default 10); a test fails "
+        "only when the 95 per cent interval of the slowdown lies wholly above it",
+    ),
+    Spec(
+        "strict",
+        "--neuron-profile-strict",
+        "neuron_profile_strict",
+        "NEURONPERF_STRICT",
+        _bool,
+        False,
+        "fail measurements that have no baseline yet",
+        is_flag=True,
+    ),
+    Spec(
+        "compare_host",
+        "--neuron-profile-compare-host",
+        "neuron_profile_compare_host",
+        "NEURONPERF_COMPARE_HOST",
+        _bool,
+        False,
+        "also gate host (wall) time against the baseline, not only device time",
+        is_flag=True,
+    ),
 )
 
 
@@ -136,6 +210,11 @@ class Settings:
     warmup: int = 3
     details: bool = False
     trace_dir: Path | None = None
+    profile_dir: Path | None = None
+    update: bool = False
+    tolerance: float = 0.10
+    strict: bool = False
+    compare_host: bool = False
 
 
 def resolve(
@@ -162,6 +241,9 @@ def resolve(
             values[spec.field] = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
             continue
         values[spec.field] = spec.default
+    if values.get("update"):
+        # Recording baselines needs every fixture use measured, as --neuron-profile does.
+        values["enabled"] = True
     known = {f.name for f in fields(Settings)}
     return Settings(**{k: v for k, v in values.items() if k in known})
 

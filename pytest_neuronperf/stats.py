@@ -80,3 +80,115 @@ class Stats:
 def _round(v: float) -> float:
     # Three decimals of a µs is a nanosecond: finer digits are noise that bloats diffs.
     return round(v, 3) if not math.isnan(v) else v
+
+
+# --- The regression decision -------------------------------------------------------------
+#
+# Method: percentile bootstrap of the ratio of medians, current / baseline. Each of
+# ``RESAMPLES`` draws resamples both round samples with replacement and takes the ratio of
+# their medians; the 2.5th and 97.5th percentiles of those ratios are the 95% interval.
+# A regression is called only when the whole interval lies above 1 + tolerance: the point
+# estimate crossing the tolerance is not enough, because on a shared CPU the medians of two
+# A/A runs drift by several per cent. Medians, not means, because single rounds are hit by
+# preemption 10x over. The generator is seeded from a constant: one pair of samples always
+# gets the same verdict, so a rerun of CI with the same data cannot flip it.
+
+RESAMPLES = 2000
+CONFIDENCE = 0.95
+# Below this many rounds on either side the interval is meaningless (one sample has no
+# spread): times are then reported but never fail a test.
+MIN_ROUNDS = 5
+_SEED = 20240917
+
+
+@dataclass(frozen=True)
+class TimeChange:
+    """How a current sample compares with a baseline sample."""
+
+    verdict: str  # "regressed" | "improved" | "same" | "unjudged"
+    ratio: float  # median(current) / median(baseline)
+    low: float  # interval bounds of the ratio; equal to ratio when unjudged
+    high: float
+    baseline_median: float
+    current_median: float
+    tolerance: float  # as a fraction: 0.10 for 10%
+    reason: str = ""
+
+    def percent(self, value: float | None = None) -> str:
+        v = self.ratio if value is None else value
+        return f"{(v - 1) * 100:+.0f}%"
+
+    def interval(self) -> str:
+        return f"{CONFIDENCE * 100:.0f}% CI {self.percent(self.low)}..{self.percent(self.high)}"
+
+
+def ratio_interval(
+    baseline: Sequence[float],
+    current: Sequence[float],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = _SEED,
+) -> tuple[float, float, float]:
+    """(ratio of medians, low, high): the bootstrap interval of median(current) /
+    median(baseline). Deterministic for given samples and seed."""
+    import random
+
+    b = [float(v) for v in baseline]
+    c = [float(v) for v in current]
+    if not b or not c:
+        raise ValueError("ratio_interval needs at least one sample on each side")
+    point = _ratio(median(c), median(b))
+    rng = random.Random(seed)
+    nb, nc = len(b), len(c)
+    ratios = sorted(
+        _ratio(_median_of(rng.choices(c, k=nc)), _median_of(rng.choices(b, k=nb)))
+        for _ in range(resamples)
+    )
+    alpha = (1 - confidence) / 2
+    return point, quantile(ratios, alpha), quantile(ratios, 1 - alpha)
+
+
+def compare_times(
+    baseline: Sequence[float], current: Sequence[float], tolerance: float
+) -> TimeChange:
+    """Regressed when the interval of the ratio lies wholly above ``1 + tolerance``;
+    improved when it lies wholly below ``1 / (1 + tolerance)`` (the same distance on a log
+    scale); otherwise the same. ``tolerance`` is a fraction (0.10 = 10%)."""
+    if not tolerance > 0:
+        raise ValueError(f"tolerance must be > 0, got {tolerance!r}")
+    bm, cm = median(baseline), median(current)
+    if len(baseline) < MIN_ROUNDS or len(current) < MIN_ROUNDS:
+        point = _ratio(cm, bm) if baseline and current else math.nan
+        return TimeChange(
+            "unjudged",
+            point,
+            point,
+            point,
+            bm,
+            cm,
+            tolerance,
+            f"{min(len(baseline), len(current))} rounds; at least {MIN_ROUNDS} on each side "
+            "are needed to judge time",
+        )
+    point, low, high = ratio_interval(baseline, current)
+    if low > 1 + tolerance:
+        verdict = "regressed"
+    elif high < 1 / (1 + tolerance):
+        verdict = "improved"
+    else:
+        verdict = "same"
+    return TimeChange(verdict, point, low, high, bm, cm, tolerance)
+
+
+def _median_of(values: list[float]) -> float:
+    values.sort()
+    return quantile(values, 0.5)
+
+
+def _ratio(num: float, den: float) -> float:
+    # A region that took no measurable time on both sides is unchanged; from nothing to
+    # something is infinitely slower, which the interval then reports.
+    if den > 0:
+        return num / den
+    return 1.0 if num <= 0 else math.inf

@@ -1,0 +1,107 @@
+"""One measurement against its baseline entry: exact for counts, statistical for times.
+Pure: no pytest, no I/O. The verdict carries the sentences that fail the test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analysis import op_diff_text
+from .baseline import Entry
+from .model import Measurement
+from .stats import TimeChange, compare_times
+
+STATUSES = ("new", "same", "changed", "improved", "regressed")
+_PREFIX = "neuronperf baseline"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    # new: no entry; regressed: fails the test; improved: fewer ops/kernels or credibly
+    # faster; changed: other ops at the same count; same: nothing credible moved.
+    status: str
+    failures: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    device: TimeChange | None = None
+    host: TimeChange | None = None
+    # True when --neuron-profile-update should rewrite the entry. A "same" entry is kept
+    # byte for byte, so a review diff shows only what moved.
+    needs_write: bool = True
+
+    def cell(self) -> str:
+        """The report table's baseline column."""
+        change = self.device
+        if change is None or change.verdict == "unjudged":
+            # Too few rounds to judge time (see stats.MIN_ROUNDS): counts only.
+            return self.status
+        return f"{self.status} {change.percent()}"
+
+
+def compare(
+    entry: Entry | None,
+    m: Measurement,
+    *,
+    tolerance: float,
+    compare_host: bool = False,
+    strict: bool = False,
+    where: str = "the baseline file",
+) -> Comparison:
+    """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages."""
+    region = repr(m.region)
+    if entry is None:
+        failures: tuple[str, ...] = ()
+        if strict:
+            failures = (
+                f"{_PREFIX}: region {region} has no baseline in {where} and "
+                "--neuron-profile-strict is on; record it with "
+                "pytest --neuron-profile --neuron-profile-update",
+            )
+        return Comparison("new", failures)
+    fails: list[str] = []
+    gains: list[str] = []
+    notes: list[str] = []
+    for what, verb, now, then, now_counts, then_counts in (
+        ("ops", "dispatched", m.ops, entry.ops, m.op_counts, entry.op_counts),
+        ("kernels", "ran", m.kernels, entry.kernels, m.kernel_counts, entry.kernel_counts),
+    ):
+        sentence = (
+            f"{_PREFIX}: region {region} {verb} {now} {what}, baseline {then} "
+            f"({op_diff_text(then_counts, now_counts)})"
+        )
+        if now > then:
+            fails.append(sentence)
+        elif now < then:
+            gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
+        elif dict(now_counts) != dict(then_counts):
+            notes.append(sentence)
+    device = compare_times(entry.device_us.samples, m.device_us.samples, tolerance)
+    host = compare_times(entry.host_us.samples, m.host_us.samples, tolerance)
+    for metric, change, judged in (("device_us", device, True), ("host_us", host, compare_host)):
+        if not judged:
+            continue
+        text = _time_sentence(region, metric, change)
+        if change.verdict == "regressed":
+            fails.append(text)
+        elif change.verdict == "improved":
+            gains.append(text + "; run --neuron-profile-update to keep it")
+    then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
+    if then_torch and now_torch and then_torch != now_torch:
+        notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
+    if fails:
+        status = "regressed"
+    elif gains:
+        status = "improved"
+    elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
+        status = "changed"
+    else:
+        status = "same"
+    needs_write = status != "same" or entry.environment != m.environment or entry.rounds != m.rounds
+    return Comparison(status, tuple(fails), tuple(gains + notes), device, host, needs_write)
+
+
+def _time_sentence(region: str, metric: str, c: TimeChange) -> str:
+    word = {"regressed": "regressed", "improved": "improved"}.get(c.verdict, "changed")
+    return (
+        f"{_PREFIX}: region {region} {metric} {word} {c.percent()} "
+        f"(median {c.current_median:,.1f} vs {c.baseline_median:,.1f} µs, {c.interval()}, "
+        f"tolerance {c.tolerance * 100:g}%)"
+    )
