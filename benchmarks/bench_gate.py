@@ -1,0 +1,170 @@
+"""Gate quality: pytest-neuronperf's baseline gate next to pytest-benchmark's
+``--benchmark-compare-fail=median:10%``, on the same small torch workloads, in the same runs.
+
+One baseline run records both tools' baselines; then every rerun is one pytest process with
+both plugins on (so both see the same machine state), judged against that one baseline:
+  (a) A/A: nothing changed                  -> any failure is a false failure
+  (b) fusion broken: one extra op            -> should fail every time
+  (c) 25% more data through the same ops     -> should fail (the measured slowdown is shown)
+
+Each rerun is a fresh process, as CI runs are: in-process reruns would share allocator and
+cache state and understate run-to-run drift. Both tools run single-threaded torch: on this
+2-core box a parallel op waits milliseconds for a core another process holds.
+
+    python benchmarks/bench_gate.py [--aa 20] [--fusion 5] [--slow 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tabulate import tabulate
+
+WORKLOADS = """
+import os
+import pytest
+import torch
+
+torch.set_num_threads(1)
+INJECT = os.environ.get("BENCH_INJECT", "none")
+SCALE = 1.25 if INJECT == "slow" else 1.0
+
+
+def rmsnorm(x, w):
+    y = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+    if INJECT == "fusion":
+        y = y + 0.0  # one more op: what a broken fusion looks like
+    return y
+
+
+def mul_sum(x):
+    y = x * 2.0
+    if INJECT == "fusion":
+        y = y + 0.0
+    return y.sum()
+
+
+def inputs(name):
+    torch.manual_seed(0)
+    if name == "rmsnorm":
+        return torch.randn(int(64 * SCALE), 1024), torch.randn(1024)
+    return (torch.randn(int(2**18 * SCALE)),)
+
+
+FNS = {"rmsnorm": rmsnorm, "mul_sum": mul_sum}
+
+
+@pytest.mark.parametrize("name", sorted(FNS))
+def test_ours(neuron_profile, name):
+    neuron_profile(FNS[name], *inputs(name), name=name)
+
+
+@pytest.mark.parametrize("name", sorted(FNS))
+def test_pb(benchmark, name):
+    args = inputs(name)
+    benchmark(FNS[name], *args)
+"""
+
+# pytest-benchmark reports a failed comparison at session end, one line per benchmark:
+#   test_pb[rmsnorm] (0001_base) - Field 'median' has failed PercentageRegressionCheck: ...
+PB_FAILED = re.compile(r"(test_pb\[\w+\]) \(\d+_\w+\) - Field 'median' has failed")
+
+
+def run(project: Path, inject: str, extra: list[str]) -> tuple[set[str], set[str]]:
+    """One pytest process. Returns (our failed tests, pytest-benchmark's failed tests)."""
+    junit = project / "junit.xml"
+    env = dict(os.environ, BENCH_INJECT=inject, PYTHONDONTWRITEBYTECODE="1")
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "--neuron-profile",
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit1",  # xunit2 drops the properties the medians are read from
+        f"--benchmark-storage=file://{project / 'pb'}",
+        "--benchmark-max-time=0.2",
+        *extra,
+    ]
+    out = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, check=False)
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"pytest exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr}")
+    ours: set[str] = set()
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = case.get("name", "")
+        failure = case.find("failure")
+        if name.startswith("test_ours") and failure is not None:
+            ours.add(name)
+            print(f"  ours failed {name}: {failure.get('message', '')[:160]}", file=sys.stderr)
+    theirs = set(PB_FAILED.findall(out.stdout + out.stderr))
+    return ours, theirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--aa", type=int, default=20)
+    parser.add_argument("--fusion", type=int, default=5)
+    parser.add_argument("--slow", type=int, default=20)
+    opts = parser.parse_args()
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench_gate_") as tmp:
+        project = Path(tmp)
+        (project / "test_workloads.py").write_text(WORKLOADS)
+        (project / "pytest.ini").write_text("[pytest]\n")
+        run(project, "none", ["--neuron-profile-update", "--benchmark-save=base"])
+        compare = ["--benchmark-compare=0001", "--benchmark-compare-fail=median:10%"]
+        rows = []
+        n_tests = 2
+        for label, inject, reruns, want in (
+            ("(a) A/A reruns: false failures", "none", opts.aa, "0%"),
+            ("(b) one extra op: caught", "fusion", opts.fusion, "100%"),
+            ("(c) 25% more work: caught", "slow", opts.slow, ">= 95%"),
+        ):
+            ours_n = theirs_n = 0
+            for _ in range(reruns):
+                # Our failure messages go to stderr as they happen, to see why.
+                ours, theirs = run(project, inject, compare)
+                ours_n += len(ours)
+                theirs_n += len(theirs)
+            total = reruns * n_tests
+            rows.append(
+                [
+                    label,
+                    f"{reruns} x {n_tests}",
+                    f"{ours_n}/{total} ({100 * ours_n / total:.0f}%)",
+                    f"{theirs_n}/{total} ({100 * theirs_n / total:.0f}%)",
+                    want,
+                ]
+            )
+            print(f"{label}: done after {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "scenario",
+                "reruns x tests",
+                "pytest-neuronperf",
+                "pytest-benchmark median:10%",
+                "target (ours)",
+            ],
+            tablefmt="github",
+        )
+    )
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
