@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -400,11 +401,14 @@ def _make_mode(rec: _Recorder, *, ignore_compiled: bool) -> Any:
 def _graph_hook(rec: _Recorder) -> Iterator[None]:
     """Record each inductor graph call's tensor inputs and outputs (the compiled region's
     memory boundary) with a marker the profiler places under its compiled region."""
-    try:
-        from torch._inductor.output_code import CompiledFxGraph
-    except ImportError:  # pragma: no cover - inductor ships with torch
+    module = sys.modules.get("torch._inductor.output_code")
+    if module is None:
+        # No inductor graph can exist in a process that never loaded it; importing it here
+        # would cost seconds, and re-importing it (pytester drops modules first imported
+        # inside a run) trips its registries.
         yield
         return
+    CompiledFxGraph: Any = module.CompiledFxGraph
     from torch.profiler import record_function
 
     original = CompiledFxGraph.__call__
@@ -428,11 +432,11 @@ def _graph_hook(rec: _Recorder) -> Iterator[None]:
         )
         return out
 
-    CompiledFxGraph.__call__ = call  # type: ignore[method-assign]
+    CompiledFxGraph.__call__ = call
     try:
         yield
     finally:
-        CompiledFxGraph.__call__ = original  # type: ignore[method-assign]
+        CompiledFxGraph.__call__ = original
 
 
 def _top_level(events: Sequence[Any]) -> dict[str, tuple[int, str]]:

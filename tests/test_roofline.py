@@ -193,18 +193,20 @@ def test_compiled_counts_graph_inputs_and_outputs(
 ) -> None:
     out, work = count_work(compiled, xw)
     torch.testing.assert_close(out, fused(*xw))
-    assert [o.name for o in work.per_op] == ["Torch-Compiled Region: 0/0"]
+    # The frame id in the name depends on what else this process compiled.
+    (region,) = work.per_op
+    assert region.name.startswith("Torch-Compiled Region: ")
     assert (work.bytes_read, work.bytes_written) == (X + W, X)
     assert work.flops == RMS_FLOPS  # from the eager pass, since the graph shows no ops
     # Counting did not make dynamo skip the code: it still runs compiled.
-    assert "Torch-Compiled Region: 0/0" in _top_level(compiled, xw)
+    assert region.name in _top_level(compiled, xw)
 
 
 def test_compiled_between_eager_ops(compiled: Fn, xw: tuple[torch.Tensor, torch.Tensor]) -> None:
     x, w = xw
     _, work = count_work(lambda a, b: compiled(a + 1, b) * 2, (x, w))
-    ops = {o.name: o for o in work.per_op}
-    assert set(ops) == {"aten::add", "aten::mul", "Torch-Compiled Region: 0/0"}
-    assert ops["Torch-Compiled Region: 0/0"].bytes_moved == X + W + X
-    assert ops["Torch-Compiled Region: 0/0"].flops == RMS_FLOPS
+    ops = {o.name.split(":")[0]: o for o in work.per_op}
+    assert set(ops) == {"aten", "Torch-Compiled Region"} and len(work.per_op) == 3
+    assert ops["Torch-Compiled Region"].bytes_moved == X + W + X
+    assert ops["Torch-Compiled Region"].flops == RMS_FLOPS
     assert work.flops == RMS_FLOPS + 2 * ROWS * HIDDEN
