@@ -51,7 +51,9 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def run(pytester: pytest.Pytester, *args: str, rounds: int = 3) -> pytest.RunResult:
+def run(
+    pytester: pytest.Pytester, *args: str, rounds: int = 3, no_reraise_ctrlc: bool = False
+) -> pytest.RunResult:
     # Three rounds: below the five a time verdict needs, so only counts are judged here;
     # time tests ask for more.
     return pytester.runpytest_inprocess(
@@ -61,6 +63,8 @@ def run(pytester: pytest.Pytester, *args: str, rounds: int = 3) -> pytest.RunRes
         f"--neuron-profile-rounds={rounds}",
         "--neuron-profile-warmup=1",
         *args,
+        # Without this pytester re-raises an inner Ctrl-C, which would stop the outer run.
+        no_reraise_ctrlc=no_reraise_ctrlc,
     )
 
 
@@ -259,7 +263,7 @@ def test_interrupted_run_leaves_the_file_alone(project: pytest.Pytester) -> None
             "def test_b(neuron_profile):\n    raise KeyboardInterrupt",
         ).replace('NP_SIZE", "131072"', 'NP_SIZE", "4096"'),
     )
-    result = run(project, "--neuron-profile-update")
+    result = run(project, "--neuron-profile-update", no_reraise_ctrlc=True)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*baselines NOT written: the run did not finish cleanly*"])
     assert (project.path / FILE).read_bytes() == before
@@ -310,7 +314,7 @@ def test_xdist_writes_the_same_file_as_a_serial_run(pytester: pytest.Pytester) -
     serial.assert_outcomes(passed=6)
     parallel = pytester.runpytest_subprocess(*args, "--neuron-profile-dir=par", "-n", "2")
     parallel.assert_outcomes(passed=6)
-    parallel.stdout.fnmatch_lines(["*baselines written to par*: 9 added, 0 changed*"])
+    parallel.stdout.fnmatch_lines(["*baselines written to par*: 8 added, 0 changed*"])
     files = [pytester.path / d / "cpu_x86_64.json" for d in ("serial", "par")]
     assert all(f.exists() for f in files)
     assert _shape(files[0]) == _shape(files[1])
