@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .stats import Stats
+
+if TYPE_CHECKING:
+    # Loaded when a measurement has work: plugin start-up does not pay for it.
+    from .roofline import Roofline, Work
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,31 @@ class Measurement:
     # Empty when every round dispatched the same ops; otherwise one line per odd round.
     round_variants: tuple[str, ...] = ()
     environment: dict[str, str] = field(default_factory=dict)
+    # torch.compile: resume frames entered after a graph break (worst round), recompilations
+    # during the measurement, and the reasons Dynamo gave for either.
+    graph_breaks: int = 0
+    recompiles: int = 0
+    compile_notes: tuple[str, ...] = ()
+    # FLOPs and bytes of one execution (roofline.py), counted in a separate call; None for
+    # with-regions (they run once) and for measurements recorded before counting existed.
+    work: Work | None = None
+    # The roof this measurement is held to (peaks.py); 0 when no peaks are known.
+    peak_flops_per_s: float = 0.0
+    peak_bytes_per_s: float = 0.0
+
+    @property
+    def roofline(self) -> Roofline | None:
+        if self.work is None:
+            return None
+        from .roofline import roofline
+
+        return roofline(
+            self.work.flops,
+            self.work.bytes_moved,
+            self.device_us.median,
+            self.peak_flops_per_s,
+            self.peak_bytes_per_s,
+        )
 
     @property
     def consistent(self) -> bool:
@@ -93,6 +122,12 @@ class Measurement:
             "first_call_us": self.first_call_us,
             "round_variants": list(self.round_variants),
             "environment": dict(sorted(self.environment.items())),
+            "graph_breaks": self.graph_breaks,
+            "recompiles": self.recompiles,
+            "compile_notes": list(self.compile_notes),
+            "work": self.work.to_dict() if self.work is not None else None,
+            "peak_flops_per_s": self.peak_flops_per_s,
+            "peak_bytes_per_s": self.peak_bytes_per_s,
         }
 
     @classmethod
@@ -115,7 +150,21 @@ class Measurement:
             first_call_us=float(d.get("first_call_us", 0.0)),
             round_variants=tuple(str(v) for v in d.get("round_variants", [])),
             environment={str(k): str(v) for k, v in d.get("environment", {}).items()},
+            graph_breaks=int(d.get("graph_breaks", 0)),
+            recompiles=int(d.get("recompiles", 0)),
+            compile_notes=tuple(str(v) for v in d.get("compile_notes", [])),
+            work=_work(d.get("work")),
+            peak_flops_per_s=float(d.get("peak_flops_per_s", 0.0)),
+            peak_bytes_per_s=float(d.get("peak_bytes_per_s", 0.0)),
         )
+
+
+def _work(d: dict[str, Any] | None) -> Work | None:
+    if not d:
+        return None
+    from .roofline import Work
+
+    return Work.from_dict(d)
 
 
 @dataclass(frozen=True)
@@ -126,6 +175,14 @@ class Record:
     budget: str = ""
     status: str = "measured"
     violations: tuple[str, ...] = ()
+    # Against the stored baseline: "" when not compared, else new / same / changed /
+    # improved / regressed (see compare.py); the cell is the report's column text.
+    baseline: str = ""
+    baseline_cell: str = ""
+    baseline_notes: tuple[str, ...] = ()
+    # Whether --neuron-profile-update should rewrite the stored entry (False: it still
+    # holds, keep it byte for byte).
+    rewrite_baseline: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +190,10 @@ class Record:
             "budget": self.budget,
             "status": self.status,
             "violations": list(self.violations),
+            "baseline": self.baseline,
+            "baseline_cell": self.baseline_cell,
+            "baseline_notes": list(self.baseline_notes),
+            "rewrite_baseline": self.rewrite_baseline,
         }
 
     @classmethod
@@ -142,4 +203,8 @@ class Record:
             budget=str(d.get("budget", "")),
             status=str(d.get("status", "measured")),
             violations=tuple(str(v) for v in d.get("violations", [])),
+            baseline=str(d.get("baseline", "")),
+            baseline_cell=str(d.get("baseline_cell", "")),
+            baseline_notes=tuple(str(v) for v in d.get("baseline_notes", [])),
+            rewrite_baseline=bool(d.get("rewrite_baseline", True)),
         )

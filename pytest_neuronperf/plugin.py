@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,16 +18,25 @@ from .settings import SPECS, SettingError, Settings, resolve
 
 if TYPE_CHECKING:
     # Imported where used: a suite that never measures should not pay for loading them.
+    from .baseline import Baselines, Key, UpdatePlan
+    from .compare import Comparison
     from .fixture import NeuronProfile
     from .measure import Runner
     from .model import Measurement, Record
+    from .peaks import Peaks
 
 PLUGIN_NAME = "neuronperf-session"
 PROPERTY = "neuronperf"
+# workeroutput key: the test ids a worker collected, for the controller's stale check.
+COLLECTED = "neuronperf_collected"
+# Exit statuses after which the run's measurements are trusted enough to be written: a
+# run that was interrupted, crashed or misconfigured leaves the previous baselines alone.
+WRITE_ON_EXIT = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 budgets_key = pytest.StashKey[tuple[Budget, ...]]()
 measurements_key = pytest.StashKey[list["Measurement"]]()
 plugin_key = pytest.StashKey["NeuronPerfPlugin"]()
+peaks_key = pytest.StashKey[tuple[tuple[str, "Peaks"], ...]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,6 +60,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help=spec.help + env_help,
             )
         parser.addini(spec.ini, help=spec.help, default=None)
+    # A table, one line per device kind: an ini key only (no option or variable fits it).
+    parser.addini(
+        "neuron_profile_peaks",
+        type="linelist",
+        default=[],
+        help="roofline peaks per device kind, one 'DEVICE_KIND = FLOP_PER_S, BYTES_PER_S' "
+        "line each (fnmatch patterns); overrides the built-in table and CPU calibration",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,9 +81,21 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except SettingError as exc:
         raise pytest.UsageError(f"neuronperf: {exc}") from None
+    from .peaks import PeaksError, parse_peaks
+
+    try:
+        config.stash[peaks_key] = parse_peaks(
+            config.getini("neuron_profile_peaks"), f"{ini_source}: neuron_profile_peaks"
+        )
+    except PeaksError as exc:
+        raise pytest.UsageError(f"neuronperf: {exc}") from None
     plugin = NeuronPerfPlugin(config, settings)
     config.stash[plugin_key] = plugin
     config.pluginmanager.register(plugin, PLUGIN_NAME)
+    if config.pluginmanager.hasplugin("xdist"):
+        # xdist's hooks exist only with xdist installed; registering them without it
+        # would be an unknown-hook error.
+        config.pluginmanager.register(XdistHooks(plugin), PLUGIN_NAME + "-xdist")
 
 
 class NeuronPerfPlugin:
@@ -76,6 +106,16 @@ class NeuronPerfPlugin:
         self.backend_note = ""
         self.records: list[Record] = []
         self.is_worker = hasattr(config, "workerinput")
+        self.baselines: Baselines | None = None
+        # Test ids known to exist (collected, selected or not) and modules collected in
+        # full: what the stale check may rely on.
+        self.collected: set[str] = set()
+        self.complete_modules: set[str] = set()
+        self.deselected: set[str] = set()
+        self.worker_crashed = False
+        self.plan: UpdatePlan | None = None
+        self.stale: list[Key] = []
+        self.not_written = ""
         if settings.backend != "auto":
             # An explicitly named backend that cannot run is one usage error now, not a
             # traceback in every test later.
@@ -92,8 +132,49 @@ class NeuronPerfPlugin:
                 raise pytest.UsageError(
                     f"neuronperf: {exc}. Use --neuron-profile-backend=auto or cpu to run here."
                 ) from None
-            self._runner = Runner(backend, trace_dir=self.settings.trace_dir)
+            # xdist workers' terminal output goes nowhere: no progress lines there.
+            progress = None if self.is_worker else self._write_progress
+            from .calibrate import cpu_peaks
+            from .peaks import PeakTable
+
+            overrides: tuple[tuple[str, Peaks], ...] = self.config.stash.get(peaks_key, ())
+            peaks = PeakTable(overrides, calibrate=cpu_peaks)
+            self._runner = Runner(
+                backend, trace_dir=self.settings.trace_dir, progress=progress, peaks=peaks
+            )
         return self._runner
+
+    def _write_progress(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            return
+        if capture is None:
+            reporter.write_line(line)
+            return
+        # Output capture holds file descriptor 1 during a test: step outside it briefly.
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(line)
+
+    @property
+    def baseline_dir(self) -> Path:
+        from .baseline import DEFAULT_DIR
+
+        # rootpath, not the invocation directory: the same files whatever the cwd.
+        return self.config.rootpath / (self.settings.profile_dir or Path(DEFAULT_DIR))
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not self.settings.enabled:
+            return
+        from .baseline import BaselineError, load
+
+        kind = self._make_runner().environment["device_kind"]
+        try:
+            # On the controller this runs before xdist starts workers: a bad file is one
+            # usage error, not one per worker.
+            self.baselines = load(self.baseline_dir, kind, allow_damaged=self.settings.update)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"neuronperf: baseline file {exc}") from None
 
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         if not self.settings.enabled:
@@ -126,6 +207,23 @@ class NeuronPerfPlugin:
                 "neuronperf: invalid neuron_budget marker\n  " + "\n  ".join(errors)
             )
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.update(item.nodeid for item in items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from .baseline import partially_selected
+
+        self.collected = {item.nodeid for item in session.items} | self.deselected
+        partial = partially_selected(
+            self.config.args, self.config.invocation_params.dir, self.config.rootpath
+        )
+        self.complete_modules = {m for m in map(_module, self.collected) if m not in partial}
+        if self.is_worker:
+            output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
+            output[COLLECTED] = json.dumps(
+                {"ids": sorted(self.collected), "modules": sorted(self.complete_modules)}
+            )
+
     def fixture_for(self, item: pytest.Item) -> NeuronProfile:
         enabled = self.settings.enabled or budgets_key in item.stash
         from .fixture import NeuronProfile
@@ -139,6 +237,10 @@ class NeuronPerfPlugin:
         )
         item.stash[measurements_key] = profile.measurements
         return profile
+
+    def _trace_note(self, item: pytest.Item, regions: set[str]) -> str:
+        """Where the failing regions' traces are, with --neuron-profile-trace-dir."""
+        return self._runner.trace_note(item.nodeid, regions) if self._runner else ""
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -161,6 +263,20 @@ class NeuronPerfPlugin:
             details = [measurement_detail(m) for m in measurements if m.region in shown]
             report.outcome = "failed"
             report.longrepr = text + ("\n\n" + "\n\n".join(details) if details else "")
+            report.longrepr += self._trace_note(item, shown)
+        comparisons = {m.region: self._compare(m, budgets) for m in measurements}
+        baseline_failures = [
+            (m, c) for m in measurements if (c := comparisons[m.region]) and c.failures
+        ]
+        # The status column tells the budget's story; the baseline column tells its own.
+        passed_own_terms = report.passed
+        if baseline_failures and report.passed and not self.settings.update:
+            text = "\n".join(f for _, c in baseline_failures for f in c.failures)
+            notes = [n for _, c in baseline_failures for n in c.notes]
+            details = [measurement_detail(m) for m, _ in baseline_failures]
+            report.outcome = "failed"
+            report.longrepr = "\n\n".join([text, *(["\n".join(notes)] if notes else []), *details])
+            report.longrepr += self._trace_note(item, {m.region for m, _ in baseline_failures})
         for m in measurements:
             mine = [b for b in budgets if b.region in (None, m.region)]
             failed = [v.sentence for v in violations if v.region == m.region]
@@ -168,14 +284,39 @@ class NeuronPerfPlugin:
                 "over budget"
                 if failed
                 else "test failed"
-                if not report.passed
+                if not passed_own_terms
                 else "ok"
                 if mine
                 else "measured"
             )
-            record = Record(m, "; ".join(b.describe() for b in mine), status, tuple(failed))
+            comparison = comparisons[m.region]
+            record = Record(
+                m,
+                "; ".join(b.describe() for b in mine),
+                status,
+                tuple(failed),
+                baseline=comparison.status if comparison else "",
+                baseline_cell=comparison.cell() if comparison else "",
+                baseline_notes=(comparison.failures + comparison.notes) if comparison else (),
+                rewrite_baseline=comparison.needs_write if comparison else True,
+            )
             report.user_properties.append((PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
         return report
+
+    def _compare(self, m: Measurement, budgets: tuple[Budget, ...]) -> Comparison | None:
+        if self.baselines is None:
+            return None
+        from .budget import tolerance_for
+        from .compare import compare
+
+        return compare(
+            self.baselines.get(m.test_id, m.region),
+            m,
+            tolerance=tolerance_for(budgets, m.region, self.settings.tolerance),
+            compare_host=self.settings.compare_host,
+            strict=self.settings.strict,
+            where=str(self.baselines.path),
+        )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Fires on the controller for reports coming from xdist workers as well, so the one
@@ -187,6 +328,50 @@ class NeuronPerfPlugin:
                 from .model import Record
 
                 self.records.append(Record.from_dict(json.loads(str(value))))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # The controller (or a serial run) alone touches the files; workers only read.
+        if self.is_worker or self.baselines is None:
+            return
+        from .baseline import BaselineError, Entry, load, plan_update, stale, write
+
+        measured: dict[str, set[str]] = {}
+        passed: dict[Key, tuple[Entry, bool]] = {}
+        for r in self.records:
+            m = r.measurement
+            # Only tests that passed on their own terms say what a test now measures.
+            if r.status in ("ok", "measured"):
+                measured.setdefault(m.test_id, set()).add(m.region)
+                passed[(m.test_id, m.region)] = (Entry.of(m), r.rewrite_baseline)
+        root = self.config.rootpath
+        self.stale = stale(
+            self.baselines,
+            collected=self.collected,
+            complete_modules=self.complete_modules,
+            file_exists=lambda module: (root / module).exists(),
+            measured=measured,
+        )
+        if not self.settings.update:
+            return
+        if exitstatus not in WRITE_ON_EXIT or self.worker_crashed:
+            why = "an xdist worker crashed" if self.worker_crashed else f"exit status {exitstatus}"
+            self.not_written = f"the run did not finish cleanly ({why})"
+            return
+        if self.config.option.collectonly:
+            self.not_written = "--collect-only ran no tests"
+            return
+        try:
+            # Read again: the stored file, not the one this run started with, is what the
+            # update applies to, so entries written meanwhile by another run survive.
+            current = load(
+                self.baselines.path.parent, self.baselines.device_kind, allow_damaged=True
+            )
+        except BaselineError as exc:
+            self.not_written = str(exc)
+            return
+        self.plan = plan_update(current, passed, self.stale)
+        if self.plan.touches_file:
+            write(self.plan.result)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
@@ -208,6 +393,42 @@ class NeuronPerfPlugin:
                 terminalreporter.write_line("")
                 terminalreporter.write_line(f"{r.measurement.test_id}")
                 terminalreporter.write_line(measurement_detail(r.measurement))
+        if self.baselines is not None:
+            from .report import baseline_footer
+
+            shown = self.baselines.path
+            if shown.is_relative_to(self.config.rootpath):
+                shown = shown.relative_to(self.config.rootpath)
+            terminalreporter.write_line("")
+            for line in baseline_footer(
+                self.records,
+                shown,
+                plan=self.plan,
+                stale=self.stale,
+                not_written=self.not_written,
+                damaged=self.baselines.damaged,
+            ):
+                terminalreporter.write_line(line)
+
+
+class XdistHooks:
+    """The controller's side of xdist: what workers collected, and whether one crashed."""
+
+    def __init__(self, plugin: NeuronPerfPlugin) -> None:
+        self.plugin = plugin
+
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        if error is not None:
+            self.plugin.worker_crashed = True
+        raw = getattr(node, "workeroutput", {}).get(COLLECTED)
+        if raw:
+            data = json.loads(raw)
+            self.plugin.collected.update(data["ids"])
+            self.plugin.complete_modules.update(data["modules"])
+
+
+def _module(test_id: str) -> str:
+    return test_id.split("::", 1)[0]
 
 
 @pytest.fixture
@@ -215,4 +436,11 @@ def neuron_profile(request: pytest.FixtureRequest) -> Iterator[NeuronProfile]:
     """Measure a callable, ``neuron_profile(fn, *args)``, or a block,
     ``with neuron_profile.region(name):``. See pytest-neuronperf's README."""
     plugin = request.config.stash[plugin_key]
-    yield plugin.fixture_for(request.node)
+    profile = plugin.fixture_for(request.node)
+    if "benchmark" in request.fixturenames:
+        # pytest-benchmark in the same test: our figures ride in its extra_info, so its
+        # JSON, compare and history carry them.
+        from .fixture import benchmark_extra_info
+
+        profile.listeners.append(benchmark_extra_info(request.getfixturevalue("benchmark")))
+    yield profile

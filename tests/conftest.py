@@ -1,7 +1,12 @@
-# torch is imported here, before any pytester run: pytester's in-process runs drop modules
-# first imported inside them, and re-importing torch's C extension crashes the process.
+# torch and the parts of it the tests load are imported here, before any pytester run:
+# pytester's in-process runs drop modules first imported inside them, and importing torch's
+# C extension, Dynamo or inductor a second time in one process crashes or fails to register.
 import torch
+import torch._dynamo
+import torch._inductor.codecache
+import torch._inductor.compile_fx
 import torch._inductor.config
-import torch.profiler  # noqa: F401
+import torch.profiler
+import torch.utils.flop_counter  # noqa: F401
 
 pytest_plugins = ["pytester"]
