@@ -91,20 +91,51 @@ class RoundResult:
     op_device_us: dict[str, float] = field(default_factory=dict)
     op_kernels: dict[str, int] = field(default_factory=dict)
     launch_gaps_us: list[float] = field(default_factory=list)
+    # torch.compile: compiled frames run (a graph break shows as a resume frame's compiled
+    # region nested inside the frame that broke), and compilations inside the round.
+    compiled_regions: list[str] = field(default_factory=list)
+    graph_breaks: int = 0
+    compiles: int = 0
 
 
 class AnalysisError(ValueError):
     pass
 
 
+# Dynamo's span around a compilation; the aten ops under it trace fake tensors.
+COMPILE_EVENT = "dynamo"
+
+
 def top_level_ops(node: Event) -> Iterator[Event]:
     """Ops dispatched directly by the region. Annotations (nested regions, the user's own
-    ``record_function`` blocks) are transparent; runtime calls and bookkeeping are not ops."""
+    ``record_function`` blocks) are transparent; runtime calls, bookkeeping and compilation
+    are not ops."""
     for child in node.children:
+        if child.name == COMPILE_EVENT:
+            continue
         if child.kind is Kind.ANNOTATION:
             yield from top_level_ops(child)
         elif child.kind is Kind.OP and child.name not in BOOKKEEPING:
             yield child
+
+
+def compile_activity(node: Event) -> tuple[list[str], int, int]:
+    """(compiled regions run, graph breaks, compilations) under ``node``. A compiled region
+    inside another one is the resume frame after a graph break."""
+    regions: list[str] = []
+    breaks = compiles = 0
+    stack: list[tuple[Event, bool]] = [(node, False)]
+    while stack:
+        ev, inside = stack.pop()
+        if ev.name == COMPILE_EVENT:
+            compiles += 1
+            continue
+        compiled = is_compiled_region(ev.name)
+        if compiled:
+            regions.append(ev.name)
+            breaks += inside
+        stack.extend((c, inside or compiled) for c in ev.children)
+    return regions, breaks, compiles
 
 
 def _subtree(node: Event) -> Iterator[Event]:
@@ -246,6 +277,7 @@ def analyze_node(
     Device mode: kernels are device ``kernel`` events; device time also counts the op's
     memcpy and memset, which occupy the device but are not kernel launches."""
     result = RoundResult(wall_us=node.dur_us)
+    result.compiled_regions, result.graph_breaks, result.compiles = compile_activity(node)
     for op in region_ops(node, index if adopt else None):
         result.ops.append(op.name)
         if mode == "host":
@@ -318,7 +350,21 @@ def summarize(
         first_call_us=first_call_us,
         round_variants=round_variants(rounds),
         environment=environment,
+        graph_breaks=max(r.graph_breaks for r in rounds),
+        recompiles=recompiles_seen(rounds),
     )
+
+
+def recompiles_seen(rounds: Sequence[RoundResult]) -> int:
+    """Compilations inside measured rounds, plus extra compiled versions of one frame
+    (``Torch-Compiled Region: 2/0`` in one round, ``2/1`` in another)."""
+    versions: dict[str, set[str]] = {}
+    for r in rounds:
+        for name in r.compiled_regions:
+            frame, _, version = name.rpartition(":")[2].strip().partition("/")
+            versions.setdefault(frame, set()).add(version)
+    drift = sum(len(v) - 1 for v in versions.values())
+    return sum(r.compiles for r in rounds) + drift
 
 
 def launch_gaps(rounds: Sequence[RoundResult]) -> Stats:
@@ -365,17 +411,13 @@ def round_variants(rounds: Sequence[RoundResult]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def op_diff(
-    before: Mapping[str, int], after: Mapping[str, int]
-) -> list[tuple[str, int]]:
+def op_diff(before: Mapping[str, int], after: Mapping[str, int]) -> list[tuple[str, int]]:
     """(name, change) for every op whose count changed, appeared ones first."""
     names = set(before) | set(after)
     diff = [(n, after.get(n, 0) - before.get(n, 0)) for n in names]
     return sorted((d for d in diff if d[1]), key=lambda d: (-d[1], d[0]))
 
 
-def op_diff_text(
-    before: Mapping[str, int], after: Mapping[str, int]
-) -> str:
+def op_diff_text(before: Mapping[str, int], after: Mapping[str, int]) -> str:
     parts = [f"{'+' if d > 0 else '-'} {n} ×{abs(d)}" for n, d in op_diff(before, after)]
     return ", ".join(parts) if parts else "same ops, different order"

@@ -1,0 +1,78 @@
+"""What Dynamo said while a measurement ran: graph-break and recompile reasons.
+
+Counts come from the profile (analysis.compile_activity); the reasons only Dynamo knows.
+Graph-break reasons are read from Dynamo's own counters, so they are seen when the break
+was compiled during this measurement (usually the warm-up's first call). Recompile reasons
+are caught from the function Dynamo calls when a guard fails; it is internal, so when it
+moves the watch still counts nothing wrongly, it only loses the reasons.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+
+class CompileWatch:
+    def __init__(self) -> None:
+        self.graph_break_reasons: list[str] = []
+        self.recompile_reasons: list[str] = []
+        self.recompiles = 0
+        self._before: dict[str, int] = {}
+        self._module: Any = None
+        self._original: Callable[..., Any] | None = None
+
+    def __enter__(self) -> CompileWatch:
+        # Nothing to watch unless the user's code has loaded Dynamo (importing it is slow).
+        if "torch._dynamo" not in sys.modules:
+            return self
+        from torch._dynamo.utils import counters
+
+        self._before = dict(counters["graph_break"])
+        module: Any = sys.modules.get("torch._dynamo.convert_frame")
+        original = getattr(module, "get_and_maybe_log_recompilation_reasons", None)
+        if module is not None and callable(original):
+            self._module, self._original = module, original
+
+            def recording(*args: Any, **kwargs: Any) -> Any:
+                reasons = original(*args, **kwargs)
+                self.recompiles += 1
+                self.recompile_reasons.extend(
+                    _guard_line(str(r)) for r in reasons or ["reason not given"]
+                )
+                return reasons
+
+            module.get_and_maybe_log_recompilation_reasons = recording
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._module is not None:
+            self._module.get_and_maybe_log_recompilation_reasons = self._original
+            self._module = None
+        if "torch._dynamo" in sys.modules:
+            from torch._dynamo.utils import counters
+
+            for reason, n in counters["graph_break"].items():
+                if n > self._before.get(reason, 0):
+                    self.graph_break_reasons.append(_first_line(reason))
+
+
+def _first_line(reason: str) -> str:
+    # Dynamo's reasons run to a dozen lines of hints; the first says what broke.
+    lines = [line.strip() for line in reason.strip().splitlines() if line.strip()]
+    head = lines[0] if lines else reason
+    explanation = next((line for line in lines if line.startswith("Explanation:")), "")
+    return f"{head} ({explanation})" if explanation else head
+
+
+def _guard_line(reason: str) -> str:
+    # "2/0: n == 1      # return x * n  # file.py:11 in g\nUser stack trace: ..." -> one line.
+    first = reason.strip().splitlines()[0] if reason.strip() else reason
+    return " ".join(first.split())
