@@ -2,7 +2,10 @@
 
 Naive RMSNorm is six eager ops; ``torch.rms_norm`` is one fused op; ``torch.compile`` of the
 naive version is one compiled region running one generated kernel. The budgets below make
-those claims fail a merge when they stop being true. Run:
+those claims fail a merge when they stop being true. In roofline terms (see
+pytest_neuronperf/roofline.py) all three do the same FLOPs, but the naive version's six
+dispatches each read and write whole tensors: it moves about 3.4 times the bytes of the
+fused op or the compiled graph, which read x and w and write y. Run:
 
     pytest examples/test_rmsnorm.py --neuron-profile
 """
@@ -38,14 +41,18 @@ def inputs() -> Inputs:
     return torch.randn(16, HIDDEN), torch.randn(HIDDEN)
 
 
-@pytest.mark.neuron_budget(max_ops=6)
+# 4 FLOPs per element (square, sum, scale, weight) and 2 per row (eps, rsqrt).
+FLOPS = 4 * 16 * HIDDEN + 2 * 16
+
+
+@pytest.mark.neuron_budget(max_ops=6, max_flops=FLOPS)
 def test_naive(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_naive, x, w)
     torch.testing.assert_close(out, rmsnorm_fused(x, w))
 
 
-@pytest.mark.neuron_budget(max_ops=1)
+@pytest.mark.neuron_budget(max_ops=1, max_flops=FLOPS)
 def test_rms_norm_is_one_op(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_fused, x, w)
@@ -57,3 +64,17 @@ def test_compiled_is_one_fused_kernel(neuron_profile: NeuronProfile, inputs: Inp
     x, w = inputs
     out = neuron_profile(rmsnorm_compiled, x, w, name="rmsnorm_compiled")
     torch.testing.assert_close(out, rmsnorm_naive(x, w))
+
+
+@pytest.mark.neuron_budget(max_flops=FLOPS)
+def test_fusion_moves_fewer_bytes_for_the_same_flops(
+    neuron_profile: NeuronProfile, inputs: Inputs
+) -> None:
+    x, w = inputs
+    neuron_profile(rmsnorm_naive, x, w)
+    neuron_profile(rmsnorm_fused, x, w)
+    naive, fused = neuron_profile["rmsnorm_naive"].work, neuron_profile["rmsnorm_fused"].work
+    assert naive is not None and fused is not None
+    assert naive.flops == fused.flops == FLOPS
+    assert fused.bytes_moved == 2 * x.nbytes + w.nbytes
+    assert naive.bytes_moved >= 3 * fused.bytes_moved

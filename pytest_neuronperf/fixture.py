@@ -35,6 +35,13 @@ class NeuronProfile:
         self.rounds = rounds
         self.warmup = warmup
         self.measurements: list[Measurement] = []
+        # Called with each new measurement (pytest-benchmark interop).
+        self.listeners: list[Callable[[Measurement], None]] = []
+
+    def _record(self, measurement: Measurement) -> None:
+        self.measurements.append(measurement)
+        for listener in self.listeners:
+            listener(measurement)
 
     def __call__(
         self,
@@ -74,7 +81,7 @@ class NeuronProfile:
             warmup=self.warmup if warmup is None else warmup,
             rounds=self.rounds if rounds is None else rounds,
         )
-        self.measurements.append(measurement)
+        self._record(measurement)
         return result
 
     @contextmanager
@@ -85,9 +92,7 @@ class NeuronProfile:
         if not self.enabled:
             yield
             return
-        with self._runner().region(
-            self._unique(name), test_id=self.test_id, on_done=self.measurements.append
-        ):
+        with self._runner().region(self._unique(name), test_id=self.test_id, on_done=self._record):
             yield
 
     @property
@@ -124,3 +129,21 @@ def _callable_name(fn: Callable[..., Any]) -> str:
     if name is None and hasattr(fn, "func"):  # functools.partial
         return _callable_name(fn.func)
     return str(name or type(fn).__name__)
+
+
+def benchmark_extra_info(benchmark: Any) -> Callable[[Measurement], None]:
+    """A listener that files each measurement under ``benchmark.extra_info["neuronperf"]``."""
+
+    def add(m: Measurement) -> None:
+        info = benchmark.extra_info.setdefault("neuronperf", {})
+        info[m.region] = {
+            "ops": m.ops,
+            "kernels": m.kernels,
+            "device_us_median": round(m.device_us.median, 3),
+            "host_us_median": round(m.host_us.median, 3),
+            "rounds": m.rounds,
+            "device_kind": m.device_kind,
+            "op_counts": dict(sorted(m.op_counts.items())),
+        }
+
+    return add

@@ -13,14 +13,17 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .analysis import RoundResult, analyze_markers, summarize
 from .backends import Backend
+from .compile_watch import CompileWatch
 from .markers import PRIME, marker_name
 from .model import Measurement
+from .peaks import PeakTable
+from .progress import Writer, phase
 
 
 class MeasureError(RuntimeError):
@@ -43,9 +46,24 @@ def safe_filename(text: str) -> str:
 class Runner:
     """Measures callables and ``with`` regions on one backend. One per pytest session."""
 
-    def __init__(self, backend: Backend, trace_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        trace_dir: Path | None = None,
+        progress: Writer | None = None,
+        *,
+        peaks: PeakTable | None = None,
+        count_work: bool = True,
+    ) -> None:
         self.backend = backend
+        if peaks is None:
+            from .calibrate import cpu_peaks
+
+            peaks = PeakTable(calibrate=cpu_peaks)
+        self.peaks = peaks
+        self.count_work = count_work
         self.trace_dir = trace_dir
+        self.progress = progress
         self._prepared = False
         self._open: list[_OpenRegion] = []
         self._seq = itertools.count()
@@ -90,6 +108,64 @@ class Runner:
                 f"rounds must be >= 1 and warmup >= 0 (got rounds={rounds}, warmup={warmup})"
             )
         self._prepare()
+        with CompileWatch() as watch:
+            result, measurement, prof = self._run_callable(
+                fn, args, kwargs, test_id=test_id, name=name, warmup=warmup, rounds=rounds
+            )
+        notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
+            f"recompiled: {r}" for r in watch.recompile_reasons
+        )
+        measurement = replace(
+            measurement,
+            recompiles=max(measurement.recompiles, watch.recompiles),
+            compile_notes=notes,
+        )
+        self._export(prof, test_id, name, [name])
+        if self.count_work:
+            measurement = self._with_work(fn, args, kwargs, measurement)
+        return result, measurement
+
+    def _with_work(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        m: Measurement,
+    ) -> Measurement:
+        """FLOPs and bytes from one more call, after the profiled rounds: the counting
+        dispatch mode and its profiler never overlap the timing (see roofline.py)."""
+        from .roofline import count_work
+
+        with phase(self.progress, f"{m.test_id} {m.region!r} counting FLOPs and bytes"):
+            try:
+                _, work = count_work(fn, args, kwargs)
+                self.backend.synchronize()
+            except Exception as exc:
+                raise MeasureError(
+                    f"neuron_profile({m.region!r}): counting FLOPs and bytes re-runs the "
+                    f"callable under a TorchDispatchMode, and it raised {exc!r}"
+                ) from exc
+        peaks = self.peaks.for_kind(m.device_kind)
+        if peaks is None:
+            return replace(m, work=work)
+        return replace(
+            m,
+            work=work,
+            peak_flops_per_s=peaks.compute_peak(work.dtype),
+            peak_bytes_per_s=peaks.bytes_per_s,
+        )
+
+    def _run_callable(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        test_id: str,
+        name: str,
+        warmup: int,
+        rounds: int,
+    ) -> tuple[Any, Measurement, Any]:
         from torch.profiler import profile, record_function
 
         sync = self.backend.synchronize
@@ -97,25 +173,30 @@ class Runner:
         # Warm-up: compilation and caches happen here; reported, never budgeted.
         first_call_us = warmup_us = 0.0
         result: Any = None
+        what = f"{test_id} {name!r}"
         for i in range(warmup):
-            t0 = clock()
-            result = fn(*args, **kwargs)
-            sync()
-            us = (clock() - t0) / 1e3
+            label = "first call (torch.compile compiles here)" if i == 0 else f"warm-up {i + 1}"
+            with phase(self.progress, f"{what} {label}"):
+                t0 = clock()
+                result = fn(*args, **kwargs)
+                sync()
+                us = (clock() - t0) / 1e3
             warmup_us += us
             if i == 0:
                 first_call_us = us
         host: list[float] = []
-        for _ in range(rounds):
-            t0 = clock()
-            result = fn(*args, **kwargs)
-            sync()
-            host.append((clock() - t0) / 1e3)
+        with phase(self.progress, f"{what} timing {rounds} rounds"):
+            for _ in range(rounds):
+                t0 = clock()
+                result = fn(*args, **kwargs)
+                sync()
+                host.append((clock() - t0) / 1e3)
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
-        with profile(
-            activities=self.backend.activities(), **self.backend.profiler_kwargs()
-        ) as prof:
+        with (
+            phase(self.progress, f"{what} profiling {rounds} rounds"),
+            profile(activities=self.backend.activities(), **self.backend.profiler_kwargs()) as prof,
+        ):
             # The first rounds under a fresh profiler run several times slower (measured:
             # 135 µs then 37 then 20 for a 20 µs region); one unanalysed round absorbs that.
             with record_function(marker_name(seq, name, PRIME)):
@@ -135,8 +216,7 @@ class Runner:
             warmup_us=warmup_us,
             first_call_us=first_call_us,
         )
-        self._export(prof, test_id, name, [name])
-        return result, measurement
+        return result, measurement, prof
 
     @contextmanager
     def region(
