@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import Measurement
+from .model import Measurement, OpRow
 from .stats import Stats
 
 SCHEMA_VERSION = 1
@@ -55,6 +55,9 @@ class Entry:
     host_us: Stats
     rounds: int
     environment: dict[str, str] = field(default_factory=dict)
+    # Per-op device time, for the HTML report's current-beside-baseline chart. Never
+    # compared: the op multiset and the region's samples are what the gate judges.
+    per_op: tuple[OpRow, ...] = ()
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -67,6 +70,7 @@ class Entry:
             host_us=m.host_us,
             rounds=m.rounds,
             environment=dict(m.environment),
+            per_op=m.per_op,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,6 +83,9 @@ class Entry:
             "host_us": self.host_us.to_dict(),
             "rounds": self.rounds,
             "environment": dict(sorted(self.environment.items())),
+            "per_op": {
+                r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
+            },
         }
 
     @classmethod
@@ -94,6 +101,7 @@ class Entry:
             host_us=_stats(d, "host_us"),
             rounds=_count(d, "rounds"),
             environment={str(k): str(v) for k, v in _mapping(d, "environment").items()},
+            per_op=_per_op(d.get("per_op", {})),
         )
 
 
@@ -371,3 +379,16 @@ def _stats(d: Mapping[str, Any], key: str) -> Stats:
     ):
         raise ValueError(f"{key}.samples must be a list of numbers")
     return Stats.of(samples)
+
+
+def _per_op(d: Any) -> tuple[OpRow, ...]:
+    if not isinstance(d, Mapping):
+        raise ValueError("'per_op' must be an object of op name -> {calls, device_us}")
+    rows = []
+    for name, row in d.items():
+        if not isinstance(row, Mapping):
+            raise ValueError(f"'per_op' entry {name!r} must be an object")
+        rows.append(
+            OpRow(str(name), float(row.get("calls", 0)), float(row.get("device_us", 0)), 0.0)
+        )
+    return tuple(rows)

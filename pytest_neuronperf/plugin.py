@@ -301,6 +301,9 @@ class NeuronPerfPlugin:
                 rewrite_baseline=comparison.needs_write if comparison else True,
             )
             report.user_properties.append((PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
+            # JUnit XML takes its properties from the item (through the teardown report):
+            # flat name/value pairs there are what CI dashboards can chart.
+            item.user_properties.extend(junit_properties(record))
         return report
 
     def _compare(self, m: Measurement, budgets: tuple[Budget, ...]) -> Comparison | None:
@@ -331,7 +334,14 @@ class NeuronPerfPlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # The controller (or a serial run) alone touches the files; workers only read.
-        if self.is_worker or self.baselines is None:
+        if self.is_worker:
+            return
+        self._finish_baselines(exitstatus)
+        if self.records and self.settings.enabled:
+            self.write_reports(int(exitstatus))
+
+    def _finish_baselines(self, exitstatus: int) -> None:
+        if self.baselines is None:
             return
         from .baseline import BaselineError, Entry, load, plan_update, stale, write
 
@@ -373,6 +383,35 @@ class NeuronPerfPlugin:
         if self.plan.touches_file:
             write(self.plan.result)
 
+    def write_reports(self, exitstatus: int) -> None:
+        import os
+
+        from . import report_html, report_json, report_markdown
+        from .report_json import write_atomic
+
+        s, note = self.settings, self.backend_note
+        root = self.config.rootpath
+        if s.json_path is not None:
+            doc = report_json.document(self.records, backend_note=note, exit_status=exitstatus)
+            write_atomic(root / s.json_path, report_json.dumps(doc))
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if s.markdown_path is not None or summary:
+            text = report_markdown.render(self.records, note)
+            if s.markdown_path is not None:
+                write_atomic(root / s.markdown_path, text)
+            if summary:
+                with open(summary, "a", encoding="utf-8") as fh:  # appended: other steps' too
+                    fh.write(text)
+        if s.html_path is not None:
+            stored: dict[Key, tuple[Any, dict[str, int]]] = {}
+            if self.baselines is not None:
+                for r in self.records:
+                    m = r.measurement
+                    entry = self.baselines.get(m.test_id, m.region)
+                    if entry is not None:
+                        stored[(m.test_id, m.region)] = (entry.per_op, entry.op_counts)
+            write_atomic(root / s.html_path, report_html.render(self.records, note, stored))
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
             return
@@ -409,6 +448,20 @@ class NeuronPerfPlugin:
                 damaged=self.baselines.damaged,
             ):
                 terminalreporter.write_line(line)
+
+
+def junit_properties(record: Record) -> list[tuple[str, object]]:
+    m = record.measurement
+    prefix = f"neuronperf.{m.region}"
+    return [
+        (f"{prefix}.ops", m.ops),
+        (f"{prefix}.kernels", m.kernels),
+        (f"{prefix}.device_us", round(m.device_us.median, 3)),
+        (f"{prefix}.host_us", round(m.host_us.median, 3)),
+        (f"{prefix}.device_kind", m.device_kind),
+        (f"{prefix}.status", record.status),
+        (f"{prefix}.baseline", record.baseline_cell or record.baseline or "-"),
+    ]
 
 
 class XdistHooks:

@@ -199,6 +199,35 @@ SPECS: tuple[Spec, ...] = (
         "also gate host (wall) time against the baseline, not only device time",
         is_flag=True,
     ),
+    Spec(
+        "json_path",
+        "--neuron-profile-json",
+        "neuron_profile_json",
+        "NEURONPERF_JSON",
+        _path,
+        None,
+        "write every measurement, verdict and the environment as one JSON document "
+        "(schema: pytest_neuronperf/schemas/report-1.schema.json)",
+    ),
+    Spec(
+        "markdown_path",
+        "--neuron-profile-markdown",
+        "neuron_profile_markdown",
+        "NEURONPERF_MARKDOWN",
+        _path,
+        None,
+        "write the report as Markdown, regressions first (also appended to "
+        "$GITHUB_STEP_SUMMARY when that is set)",
+    ),
+    Spec(
+        "html_path",
+        "--neuron-profile-html",
+        "neuron_profile_html",
+        "NEURONPERF_HTML",
+        _path,
+        None,
+        "write a self-contained HTML report with per-op device-time charts",
+    ),
 )
 
 
@@ -215,6 +244,9 @@ class Settings:
     tolerance: float = 0.10
     strict: bool = False
     compare_host: bool = False
+    json_path: Path | None = None
+    markdown_path: Path | None = None
+    html_path: Path | None = None
 
 
 def resolve(
