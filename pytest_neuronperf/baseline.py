@@ -58,6 +58,10 @@ class Entry:
     # Per-op device time, for the HTML report's current-beside-baseline chart. Never
     # compared: the op multiset and the region's samples are what the gate judges.
     per_op: tuple[OpRow, ...] = ()
+    # FLOPs and bytes moved of one execution (roofline.py); None when not counted. Compared
+    # exactly, like ops: they are deterministic, so any increase is real.
+    flops: int | None = None
+    bytes_moved: int | None = None
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -71,6 +75,8 @@ class Entry:
             rounds=m.rounds,
             environment=dict(m.environment),
             per_op=m.per_op,
+            flops=m.work.flops if m.work is not None else None,
+            bytes_moved=m.work.bytes_moved if m.work is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,6 +89,8 @@ class Entry:
             "host_us": self.host_us.to_dict(),
             "rounds": self.rounds,
             "environment": dict(sorted(self.environment.items())),
+            **({"flops": self.flops} if self.flops is not None else {}),
+            **({"bytes_moved": self.bytes_moved} if self.bytes_moved is not None else {}),
             "per_op": {
                 r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
             },
@@ -102,6 +110,8 @@ class Entry:
             rounds=_count(d, "rounds"),
             environment={str(k): str(v) for k, v in _mapping(d, "environment").items()},
             per_op=_per_op(d.get("per_op", {})),
+            flops=_count(d, "flops") if "flops" in d else None,
+            bytes_moved=_count(d, "bytes_moved") if "bytes_moved" in d else None,
         )
 
 

@@ -73,6 +73,18 @@ def compare(
             gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
         elif dict(now_counts) != dict(then_counts):
             notes.append(sentence)
+    if m.work is not None:
+        for what, now_work, then_work in (
+            ("FLOPs", m.work.flops, entry.flops),
+            ("bytes moved", m.work.bytes_moved, entry.bytes_moved),
+        ):
+            if then_work is None:
+                continue
+            sentence = f"{_PREFIX}: region {region} did {now_work:,} {what}, baseline {then_work:,}"
+            if now_work > then_work:
+                fails.append(sentence)
+            elif now_work < then_work:
+                gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
     device = compare_times(entry.device_us.samples, m.device_us.samples, tolerance)
     host = compare_times(entry.host_us.samples, m.host_us.samples, tolerance)
     for metric, change, judged in (("device_us", device, True), ("host_us", host, compare_host)):
@@ -94,7 +106,13 @@ def compare(
         status = "changed"
     else:
         status = "same"
-    needs_write = status != "same" or entry.environment != m.environment or entry.rounds != m.rounds
+    needs_write = (
+        status != "same"
+        or entry.environment != m.environment
+        or entry.rounds != m.rounds
+        # An entry from before FLOPs were counted gains them, so the exact gate applies.
+        or (m.work is not None and entry.flops is None)
+    )
     return Comparison(status, tuple(fails), tuple(gains + notes), device, host, needs_write)
 
 
