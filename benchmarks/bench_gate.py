@@ -128,15 +128,20 @@ def main() -> None:
         compare = ["--benchmark-compare=0001", "--benchmark-compare-fail=median:10%"]
         rows = []
         n_tests = 2
-        for label, inject, reruns, want in (
-            ("(a) A/A reruns: false failures", "none", opts.aa, "0%"),
-            ("(b) one extra op: caught", "fusion", opts.fusion, "100%"),
-            ("(c) 25% more work: caught", "slow", opts.slow, ">= 95%"),
+        # (c) is caught by the exact FLOPs/bytes gate before time is even judged; (d) turns
+        # counting off, so the statistical time rule alone must see the same 25%.
+        time_only = ["--neuron-profile-work=off"]
+        for label, inject, reruns, want, extra in (
+            ("(a) A/A reruns: false failures", "none", opts.aa, "0%", []),
+            ("(b) one extra op: caught", "fusion", opts.fusion, "100%", []),
+            ("(c) 25% more data: caught", "slow", opts.slow, ">= 95%", []),
+            ("(d) same, time rule alone: caught", "slow", opts.slow, ">= 95%", time_only),
+            ("(e) A/A, time rule alone: false failures", "none", opts.aa, "0%", time_only),
         ):
             ours_n = theirs_n = 0
             for _ in range(reruns):
                 # Our failure messages go to stderr as they happen, to see why.
-                ours, theirs = run(project, inject, compare)
+                ours, theirs = run(project, inject, compare + extra)
                 ours_n += len(ours)
                 theirs_n += len(theirs)
             total = reruns * n_tests

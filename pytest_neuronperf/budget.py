@@ -6,10 +6,12 @@ import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import Measurement
 from .settings import parse_tolerance
+
+if TYPE_CHECKING:
+    from .model import Measurement
 
 
 class BudgetError(ValueError):

@@ -140,7 +140,11 @@ class NeuronPerfPlugin:
             overrides: tuple[tuple[str, Peaks], ...] = self.config.stash.get(peaks_key, ())
             peaks = PeakTable(overrides, calibrate=cpu_peaks)
             self._runner = Runner(
-                backend, trace_dir=self.settings.trace_dir, progress=progress, peaks=peaks
+                backend,
+                trace_dir=self.settings.trace_dir,
+                progress=progress,
+                peaks=peaks,
+                count_work=self.settings.count_work,
             )
         return self._runner
 
@@ -211,6 +215,8 @@ class NeuronPerfPlugin:
         self.deselected.update(item.nodeid for item in items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.settings.enabled:
+            return  # the stale check is for baseline runs; plain runs pay nothing for it
         from .baseline import partially_selected
 
         self.collected = {item.nodeid for item in session.items} | self.deselected

@@ -10,7 +10,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .backends import NAMES as BACKEND_NAMES
+# Here rather than imported from .backends: that would load every backend module at pytest
+# start-up, for runs that never measure.
+BACKEND_NAMES = ("auto", "cpu", "cuda", "neuron")
 
 
 class SettingError(ValueError):
@@ -200,6 +202,16 @@ SPECS: tuple[Spec, ...] = (
         is_flag=True,
     ),
     Spec(
+        "count_work",
+        "--neuron-profile-work",
+        "neuron_profile_work",
+        "NEURONPERF_WORK",
+        _bool,
+        True,
+        "on|off: count FLOPs and bytes in one extra call per measurement (roofline, "
+        "max_flops, the exact FLOPs/bytes baseline gate); off leaves time and counts only",
+    ),
+    Spec(
         "json_path",
         "--neuron-profile-json",
         "neuron_profile_json",
@@ -244,6 +256,7 @@ class Settings:
     tolerance: float = 0.10
     strict: bool = False
     compare_host: bool = False
+    count_work: bool = True
     json_path: Path | None = None
     markdown_path: Path | None = None
     html_path: Path | None = None

@@ -367,3 +367,16 @@ def test_many(neuron_profile, xw, i):
     out = result.stdout.str()
     for i in range(4):
         assert out.count(f" naive{i} ") == 1, out
+
+
+def test_work_counting_can_be_turned_off(pytester: pytest.Pytester) -> None:
+    write(pytester, """
+def test_counted(neuron_profile, xw):
+    neuron_profile(naive, *xw)
+    print("WORK", neuron_profile.last.work is not None)
+""")
+    assert "WORK True" in run(pytester, "--neuron-profile", "-s").stdout.str()
+    result = run(pytester, "--neuron-profile", "-s", "--neuron-profile-work=off")
+    assert "WORK False" in result.stdout.str()
+    result = run(pytester, "--neuron-profile", "--neuron-profile-work=maybe")
+    result.stderr.fnmatch_lines(["*--neuron-profile-work='maybe': expected true/false*"])

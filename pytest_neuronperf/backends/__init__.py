@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from ..settings import BACKEND_NAMES as NAMES
 from .base import Backend, BackendUnavailable
 from .cpu import CpuBackend
 from .cuda import CudaBackend
 from .neuron import NeuronBackend
 
-NAMES = ("auto", "cpu", "cuda", "neuron")
 _CLASSES: dict[str, type[Backend]] = {
     "cpu": CpuBackend,
     "cuda": CudaBackend,
