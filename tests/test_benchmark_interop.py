@@ -25,8 +25,12 @@ def test_both(benchmark, neuron_profile):
 """
     )
     result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-rounds=2",
-        "--benchmark-json=bench.json", "--benchmark-max-time=0.01",
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile",
+        "--neuron-profile-rounds=2",
+        "--benchmark-json=bench.json",
+        "--benchmark-max-time=0.01",
     )
     result.assert_outcomes(passed=1)
     [bench] = json.loads((pytester.path / "bench.json").read_text())["benchmarks"]

@@ -370,11 +370,14 @@ def test_many(neuron_profile, xw, i):
 
 
 def test_work_counting_can_be_turned_off(pytester: pytest.Pytester) -> None:
-    write(pytester, """
+    write(
+        pytester,
+        """
 def test_counted(neuron_profile, xw):
     neuron_profile(naive, *xw)
     print("WORK", neuron_profile.last.work is not None)
-""")
+""",
+    )
     assert "WORK True" in run(pytester, "--neuron-profile", "-s").stdout.str()
     result = run(pytester, "--neuron-profile", "-s", "--neuron-profile-work=off")
     assert "WORK False" in result.stdout.str()

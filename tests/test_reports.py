@@ -36,8 +36,13 @@ def test_plain(neuron_profile, xw):
     neuron_profile(torch.relu, xw[0], name="relu")
 """
 
-FAST = ("-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-rounds=3",
-        "--neuron-profile-warmup=1")
+FAST = (
+    "-p",
+    "no:cacheprovider",
+    "--neuron-profile",
+    "--neuron-profile-rounds=3",
+    "--neuron-profile-warmup=1",
+)
 
 
 @pytest.fixture
@@ -122,11 +127,25 @@ def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_
     chromium = _chromium()
     assert chromium is not None
     subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600",
-         f"--screenshot={shot}", (broken_run.path / "report.html").as_uri()],
-        check=True, capture_output=True, timeout=120, env=dict(os.environ, HOME=str(tmp_path)),
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,1600",
+            f"--screenshot={shot}",
+            (broken_run.path / "report.html").as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=dict(os.environ, HOME=str(tmp_path)),
     )
     pixels = image.open(shot).convert("RGB")
     colours = {c for _, c in pixels.getcolors(maxcolors=1 << 20) or []}
@@ -151,9 +170,11 @@ def test_slow(neuron_profile):
     )
     result = pytester.runpytest_inprocess(*FAST)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([
-        "*neuronperf: test_slow.py::test_slow 'slow' first call (torch.compile compiles here): "
-        "still running...",
-        "*neuronperf: test_slow.py::test_slow 'slow' first call (*): took 2.* s",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*neuronperf: test_slow.py::test_slow 'slow' first call (torch.compile compiles here): "
+            "still running...",
+            "*neuronperf: test_slow.py::test_slow 'slow' first call (*): took 2.* s",
+        ]
+    )
     assert "timing 3 rounds" not in result.stdout.str()  # fast phases stay quiet
