@@ -6,6 +6,8 @@ both plugins on (so both see the same machine state), judged against that one ba
   (a) A/A: nothing changed                  -> any failure is a false failure
   (b) fusion broken: one extra op            -> should fail every time
   (c) 25% more data through the same ops     -> should fail (the measured slowdown is shown)
+  (d)-(f) as (c) and (a) with FLOP/byte counting off, so only the time rule can tell, and
+          twice the data, the slowdown the baseline issue asks to be caught
 
 Each rerun is a fresh process, as CI runs are: in-process reruns would share allocator and
 cache state and understate run-to-run drift. Both tools run single-threaded torch: on this
@@ -35,7 +37,7 @@ import torch
 
 torch.set_num_threads(1)
 INJECT = os.environ.get("BENCH_INJECT", "none")
-SCALE = 1.25 if INJECT == "slow" else 1.0
+SCALE = {"slow": 1.25, "slow2": 2.0}.get(INJECT, 1.0)
 
 
 def rmsnorm(x, w):
@@ -137,6 +139,7 @@ def main() -> None:
             ("(c) 25% more data: caught", "slow", opts.slow, ">= 95%", []),
             ("(d) same, time rule alone: caught", "slow", opts.slow, ">= 95%", time_only),
             ("(e) A/A, time rule alone: false failures", "none", opts.aa, "0%", time_only),
+            ("(f) 2x the data, time rule alone: caught", "slow2", opts.slow, ">= 95%", time_only),
         ):
             ours_n = theirs_n = 0
             for _ in range(reruns):

@@ -55,12 +55,6 @@ def render(report: TraceReport) -> str:
     ]
     for r in report.regions:
         lines += ["", *_detail(r.measurement)]
-        gaps = r.launch_gap_us
-        if gaps.n:
-            lines.append(
-                f"launch gap (kernel start - launch call start): median {gaps.median:,.1f} µs, "
-                f"max {gaps.max:,.1f} µs over {gaps.n} kernel launches"
-            )
     return "\n".join(lines)
 
 
@@ -75,7 +69,7 @@ def _detail(m: Measurement) -> list[str]:
         lines += [f"  {n:>4} × {short_kernel_name(name)}" for name, n in top[:_KERNELS_SHOWN]]
         if len(top) > _KERNELS_SHOWN:
             lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
-    lines += [line for line in rest if line.startswith("ops varied")]
+    lines += [line for line in rest if line.startswith(("ops varied", "launch gap"))]
     return lines
 
 

@@ -332,6 +332,7 @@ def summarize(
     # Budgets see the worst round: a recompile or a data-dependent path in any round
     # counts, and round_variants says which round it was.
     worst = max(rounds, key=lambda r: (len(r.ops), len(r.kernels)))
+    gaps = launch_gaps(rounds)
     return Measurement(
         test_id=test_id,
         region=region,
@@ -352,6 +353,7 @@ def summarize(
         environment=environment,
         graph_breaks=max(r.graph_breaks for r in rounds),
         recompiles=recompiles_seen(rounds),
+        launch_gap_us=gaps if gaps.n else None,
     )
 
 

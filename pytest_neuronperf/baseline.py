@@ -62,6 +62,9 @@ class Entry:
     # exactly, like ops: they are deterministic, so any increase is real.
     flops: int | None = None
     bytes_moved: int | None = None
+    # The reference workload's median when these samples were taken (reference.py); None
+    # when not timed.
+    reference_us: float | None = None
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -77,6 +80,7 @@ class Entry:
             per_op=m.per_op,
             flops=m.work.flops if m.work is not None else None,
             bytes_moved=m.work.bytes_moved if m.work is not None else None,
+            reference_us=round(m.reference_us, 3) if m.reference_us > 0 else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,6 +95,7 @@ class Entry:
             "environment": dict(sorted(self.environment.items())),
             **({"flops": self.flops} if self.flops is not None else {}),
             **({"bytes_moved": self.bytes_moved} if self.bytes_moved is not None else {}),
+            **({"reference_us": self.reference_us} if self.reference_us is not None else {}),
             "per_op": {
                 r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
             },
@@ -112,6 +117,7 @@ class Entry:
             per_op=_per_op(d.get("per_op", {})),
             flops=_count(d, "flops") if "flops" in d else None,
             bytes_moved=_count(d, "bytes_moved") if "bytes_moved" in d else None,
+            reference_us=_positive(d, "reference_us") if "reference_us" in d else None,
         )
 
 
@@ -402,3 +408,10 @@ def _per_op(d: Any) -> tuple[OpRow, ...]:
             OpRow(str(name), float(row.get("calls", 0)), float(row.get("device_us", 0)), 0.0)
         )
     return tuple(rows)
+
+
+def _positive(d: Mapping[str, Any], key: str) -> float:
+    value = d[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{key} must be a number > 0, got {value!r}")
+    return float(value)

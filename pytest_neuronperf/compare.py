@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .analysis import op_diff_text
 from .baseline import Entry
 from .model import Measurement
+from .reference import drift
 from .stats import TimeChange, compare_times
 
 STATUSES = ("new", "same", "changed", "improved", "regressed")
@@ -44,8 +45,11 @@ def compare(
     compare_host: bool = False,
     strict: bool = False,
     where: str = "the baseline file",
+    correct_drift: bool = True,
 ) -> Comparison:
-    """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages."""
+    """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages.
+    With ``correct_drift``, current times are divided by how much slower the machine runs
+    than at the baseline, by the reference workload both sides timed (reference.py)."""
     region = repr(m.region)
     if entry is None:
         failures: tuple[str, ...] = ()
@@ -85,17 +89,21 @@ def compare(
                 fails.append(sentence)
             elif now_work < then_work:
                 gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
-    device = compare_times(entry.device_us.samples, m.device_us.samples, tolerance)
-    host = compare_times(entry.host_us.samples, m.host_us.samples, tolerance)
+    then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
+    factor = 1.0
+    if correct_drift and then_torch == now_torch:
+        # Another torch may run the reference itself faster or slower: no correction then.
+        factor = drift(entry.reference_us, m.reference_us)
+    device = compare_times(entry.device_us.samples, _scaled(m.device_us.samples, factor), tolerance)
+    host = compare_times(entry.host_us.samples, _scaled(m.host_us.samples, factor), tolerance)
     for metric, change, judged in (("device_us", device, True), ("host_us", host, compare_host)):
         if not judged:
             continue
-        text = _time_sentence(region, metric, change)
+        text = _time_sentence(region, metric, change, factor)
         if change.verdict == "regressed":
             fails.append(text)
         elif change.verdict == "improved":
             gains.append(text + "; run --neuron-profile-update to keep it")
-    then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     if then_torch and now_torch and then_torch != now_torch:
         notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if fails:
@@ -116,10 +124,17 @@ def compare(
     return Comparison(status, tuple(fails), tuple(gains + notes), device, host, needs_write)
 
 
-def _time_sentence(region: str, metric: str, c: TimeChange) -> str:
+def _scaled(samples: tuple[float, ...], factor: float) -> tuple[float, ...]:
+    return samples if factor == 1.0 else tuple(s / factor for s in samples)
+
+
+def _time_sentence(region: str, metric: str, c: TimeChange, factor: float = 1.0) -> str:
     word = {"regressed": "regressed", "improved": "improved"}.get(c.verdict, "changed")
+    measured = f"median {c.current_median * factor:,.1f} vs {c.baseline_median:,.1f} µs"
+    if factor >= 1.005:
+        # The change is given after allowing for it; the medians are as measured.
+        measured += f", machine {(factor - 1) * 100:.0f}% slower by the reference"
     return (
         f"{_PREFIX}: region {region} {metric} {word} {c.percent()} "
-        f"(median {c.current_median:,.1f} vs {c.baseline_median:,.1f} µs, {c.interval()}, "
-        f"tolerance {c.tolerance * 100:g}%)"
+        f"({measured}, {c.interval()}, tolerance {c.tolerance * 100:g}%)"
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from .analysis import RoundResult, analyze_markers, summarize
@@ -24,6 +25,8 @@ from .markers import PRIME, marker_name
 from .model import Measurement
 from .peaks import PeakTable
 from .progress import Writer, phase
+from .reference import Reference
+from .settle import Settled, page_faults, settle
 
 
 class MeasureError(RuntimeError):
@@ -54,8 +57,12 @@ class Runner:
         *,
         peaks: PeakTable | None = None,
         count_work: bool = True,
+        drift: bool = True,
     ) -> None:
         self.backend = backend
+        # Device backends time the device: how busy the host is moves their figures little.
+        self.drift = drift and backend.mode == "host"
+        self._reference: Reference | None = None
         if peaks is None:
             from .calibrate import cpu_peaks
 
@@ -82,6 +89,11 @@ class Runner:
             env["device_kind"] = self.backend.device_kind()
             self._environment = env
         return self._environment
+
+    def _reference_timer(self) -> Reference | None:
+        if self.drift and self._reference is None:
+            self._reference = Reference()
+        return self._reference
 
     def _seq_no(self) -> int:
         return next(self._seq)
@@ -174,38 +186,62 @@ class Runner:
         first_call_us = warmup_us = 0.0
         result: Any = None
         what = f"{test_id} {name!r}"
+        faults = page_faults or (lambda: 0)
+        warmup_faults: list[int] = []
         for i in range(warmup):
             label = "first call (torch.compile compiles here)" if i == 0 else f"warm-up {i + 1}"
             with phase(self.progress, f"{what} {label}"):
+                f0 = faults()
                 t0 = clock()
                 result = fn(*args, **kwargs)
                 sync()
                 us = (clock() - t0) / 1e3
+                warmup_faults.append(faults() - f0)
             warmup_us += us
             if i == 0:
                 first_call_us = us
+
+        def call() -> None:
+            fn(*args, **kwargs)
+            sync()
+
+        # warmup=0 asks for cold figures: no settling then.
+        settled = settle(call, warmup_faults) if warmup else Settled(0, None)
         host: list[float] = []
+        reference = self._reference_timer()
         with phase(self.progress, f"{what} timing {rounds} rounds"):
             for _ in range(rounds):
+                if reference is not None:
+                    reference.tick()
                 t0 = clock()
                 result = fn(*args, **kwargs)
                 sync()
                 host.append((clock() - t0) / 1e3)
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
+        prime = marker_name(seq, name, PRIME)
+        round_faults: list[float] = []
         with (
             phase(self.progress, f"{what} profiling {rounds} rounds"),
             profile(activities=self.backend.activities(), **self.backend.profiler_kwargs()) as prof,
         ):
-            # The first rounds under a fresh profiler run several times slower (measured:
-            # 135 µs then 37 then 20 for a 20 µs region); one unanalysed round absorbs that.
-            with record_function(marker_name(seq, name, PRIME)):
-                fn(*args, **kwargs)
-                sync()
+            # The first rounds under a fresh profiler run several times slower: its own
+            # allocations move the heap (settle.py), and it warms up (measured: 135 µs
+            # then 37 then 20 for a 20 µs region). Unanalysed prime rounds absorb that.
+            def primed() -> None:
+                with record_function(prime):
+                    call()
+
+            f0 = faults()
+            primed()
+            if warmup:
+                settle(primed, [faults() - f0])
             for marker in markers:
+                f0 = faults()
                 with record_function(marker):
                     result = fn(*args, **kwargs)
                     sync()
+                round_faults.append(float(faults() - f0))
         per_round = analyze_markers(self.backend.collect(prof), markers, self.backend.mode)
         measurement = self._summarize(
             per_round,
@@ -215,6 +251,12 @@ class Runner:
             warmup_rounds=warmup,
             warmup_us=warmup_us,
             first_call_us=first_call_us,
+        )
+        measurement = replace(
+            measurement,
+            settle_calls=settled.extra_calls,
+            reference_us=reference.take() if reference is not None else 0.0,
+            page_faults=median(round_faults) if page_faults is not None else None,
         )
         return result, measurement, prof
 

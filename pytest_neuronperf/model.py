@@ -80,6 +80,15 @@ class Measurement:
     # The roof this measurement is held to (peaks.py); 0 when no peaks are known.
     peak_flops_per_s: float = 0.0
     peak_bytes_per_s: float = 0.0
+    # Warm-up calls added until the allocator settled (settle.py), and the median minor page
+    # faults of a measured round (None: the OS does not count them).
+    settle_calls: int = 0
+    page_faults: float | None = None
+    # Device backends: each kernel's wait from its launch call to its start on the device.
+    launch_gap_us: Stats | None = None
+    # Host-timed backends: the reference workload's median beside the rounds (reference.py);
+    # 0 when not timed.
+    reference_us: float = 0.0
 
     @property
     def roofline(self) -> Roofline | None:
@@ -128,6 +137,10 @@ class Measurement:
             "work": self.work.to_dict() if self.work is not None else None,
             "peak_flops_per_s": self.peak_flops_per_s,
             "peak_bytes_per_s": self.peak_bytes_per_s,
+            "settle_calls": self.settle_calls,
+            "page_faults": self.page_faults,
+            "launch_gap_us": self.launch_gap_us.to_dict() if self.launch_gap_us else None,
+            "reference_us": self.reference_us,
         }
 
     @classmethod
@@ -156,6 +169,10 @@ class Measurement:
             work=_work(d.get("work")),
             peak_flops_per_s=float(d.get("peak_flops_per_s", 0.0)),
             peak_bytes_per_s=float(d.get("peak_bytes_per_s", 0.0)),
+            settle_calls=int(d.get("settle_calls", 0)),
+            page_faults=None if d.get("page_faults") is None else float(d["page_faults"]),
+            launch_gap_us=Stats.from_dict(d["launch_gap_us"]) if d.get("launch_gap_us") else None,
+            reference_us=float(d.get("reference_us", 0.0)),
         )
 
 

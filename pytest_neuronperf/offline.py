@@ -28,7 +28,6 @@ from .analysis import (
     RoundResult,
     TraceIndex,
     analyze_node,
-    launch_gaps,
     region_ops,
     summarize,
 )
@@ -46,11 +45,13 @@ _GZIP_MAGIC = b"\x1f\x8b"
 @dataclass(frozen=True)
 class RegionReport:
     measurement: Measurement
-    launch_gap_us: Stats
+
+    @property
+    def launch_gap_us(self) -> Stats:
+        return self.measurement.launch_gap_us or Stats.of([])
 
     def to_dict(self) -> dict[str, Any]:
         out = self.measurement.to_dict()
-        out["launch_gap_us"] = self.launch_gap_us.to_dict() if self.launch_gap_us.n else None
         out["launches"] = self.launch_gap_us.n
         return out
 
@@ -210,4 +211,4 @@ def _region_report(
         host=[r.wall_us for r in rounds],
         environment={"backend": "trace", "device_kind": kind, "torch": "?"},
     )
-    return RegionReport(measurement, launch_gaps(rounds))
+    return RegionReport(measurement)

@@ -145,6 +145,7 @@ class NeuronPerfPlugin:
                 progress=progress,
                 peaks=peaks,
                 count_work=self.settings.count_work,
+                drift=self.settings.drift,
             )
         return self._runner
 
@@ -324,6 +325,7 @@ class NeuronPerfPlugin:
             tolerance=tolerance_for(budgets, m.region, self.settings.tolerance),
             compare_host=self.settings.compare_host,
             strict=self.settings.strict,
+            correct_drift=self.settings.drift,
             where=str(self.baselines.path),
         )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model import Measurement, Record
+from .settle import SETTLED_FAULTS
 
 if TYPE_CHECKING:
     from .baseline import Key, UpdatePlan
@@ -73,6 +74,12 @@ def summary_table(records: Sequence[Record]) -> str:
         "budget",
         "status",
     ]
+    if any(r.measurement.launch_gap_us for r in records):
+        # What "framework vs runtime vs hardware" turns on: how long kernels wait to start.
+        headers.append("launch gap µs")
+        for row, r in zip(rows, records, strict=True):
+            gaps = r.measurement.launch_gap_us
+            row.append(_us(gaps.median) if gaps else "-")
     if any(r.measurement.work is not None for r in records):
         headers.extend(WORK_HEADERS)
         for row, r in zip(rows, records, strict=True):
@@ -237,14 +244,33 @@ def per_op_table(m: Measurement) -> str:
     )
 
 
+def _warmup_text(m: Measurement) -> str:
+    text = f"warm-up {m.warmup_rounds} calls"
+    if m.settle_calls:
+        text += f" + {m.settle_calls} until page faults stopped"
+    return text
+
+
 def measurement_detail(m: Measurement) -> str:
     lines = [
         f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
         f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
-        f"(median of {m.rounds} rounds; warm-up {m.warmup_rounds} calls, "
+        f"(median of {m.rounds} rounds; {_warmup_text(m)}, "
         f"first call {_us(m.first_call_us)} µs)",
         per_op_table(m),
     ]
+    if m.page_faults is not None and m.page_faults > SETTLED_FAULTS:
+        lines.append(
+            f"page faults: {m.page_faults:,.0f} per round even after warm-up: the region "
+            "touches fresh memory on every call (large tensors the allocator maps anew), "
+            "and its times include that"
+        )
+    gaps = m.launch_gap_us
+    if gaps:
+        lines.append(
+            f"launch gap (kernel start - launch call start): median {gaps.median:,.1f} µs, "
+            f"max {gaps.max:,.1f} µs over {gaps.n} kernel launches"
+        )
     if m.work is not None:
         lines.append(work_line(m))
     if m.kernel_counts:

@@ -212,6 +212,17 @@ SPECS: tuple[Spec, ...] = (
         "max_flops, the exact FLOPs/bytes baseline gate); off leaves time and counts only",
     ),
     Spec(
+        "drift",
+        "--neuron-profile-drift",
+        "neuron_profile_drift",
+        "NEURONPERF_DRIFT",
+        _bool,
+        True,
+        "on|off: host-timed backends (cpu) time a fixed reference workload beside each "
+        "measurement and judge times against the baseline after allowing for how much "
+        "slower or faster the machine runs now; off compares raw times",
+    ),
+    Spec(
         "json_path",
         "--neuron-profile-json",
         "neuron_profile_json",
@@ -257,6 +268,7 @@ class Settings:
     strict: bool = False
     compare_host: bool = False
     count_work: bool = True
+    drift: bool = True
     json_path: Path | None = None
     markdown_path: Path | None = None
     html_path: Path | None = None

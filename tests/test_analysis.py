@@ -45,8 +45,12 @@ def compiled(runner: Runner) -> Callable[..., Any]:
     return torch.compile(naive)
 
 
-def measure(runner: Runner, fn: Callable[..., Any], *args: Any, rounds: int = 3) -> Measurement:
-    _, m = runner.measure_callable(fn, args, {}, test_id="t", name="r", warmup=1, rounds=rounds)
+def measure(
+    runner: Runner, fn: Callable[..., Any], *args: Any, rounds: int = 3, warmup: int = 1
+) -> Measurement:
+    _, m = runner.measure_callable(
+        fn, args, {}, test_id="t", name="r", warmup=warmup, rounds=rounds
+    )
     return m
 
 
@@ -87,10 +91,11 @@ def test_rounds_that_dispatch_different_ops_are_reported(runner: Runner, xw: Any
     def drifting(x: torch.Tensor) -> torch.Tensor:
         calls["n"] += 1
         y = x * 2
-        # A data-dependent extra op on one measured call (warm-up 1 + unprofiled 3 + prime 1).
-        return y + 1 if calls["n"] == 7 else y
+        # A data-dependent extra op on one measured call: unprofiled 3 + prime 1, then
+        # rounds 0 and 1. No warm-up, so no settling calls move the count.
+        return y + 1 if calls["n"] == 6 else y
 
-    m = measure(runner, drifting, xw[0])
+    m = measure(runner, drifting, xw[0], warmup=0)
     assert not m.consistent
     assert m.ops == 2  # budgets see the worst round
     assert "round 1" in m.round_variants[0] and "+ aten::add ×1" in m.round_variants[0]

@@ -121,6 +121,44 @@ def test_compare_time_message_and_host_only_when_asked() -> None:
     assert any("host_us regressed" in f for f in host.failures)
 
 
+def test_drift_correction_allows_for_a_slower_machine_and_only_for_that() -> None:
+    from dataclasses import replace
+
+    base = replace(measurement({"aten::mul": 1}, TIMES), reference_us=20.0)
+    entry = Entry.of(base)
+    assert entry.reference_us == 20.0
+    # The whole machine 2x slower: the reference says so, the region is unchanged.
+    slow_machine = replace(measurement({"aten::mul": 1}, [v * 2 for v in TIMES]), reference_us=40.0)
+    c = compare(entry, slow_machine, tolerance=0.1)
+    assert c.status == "same", c.failures
+    # Without the correction the same figures fail: the correction is what passes them.
+    raw = compare(entry, slow_machine, tolerance=0.1, correct_drift=False)
+    assert raw.status == "regressed"
+    assert raw.failures[0].startswith(
+        "neuronperf baseline: region 'r' device_us regressed +100% (median 209.0 vs 104.5 µs, "
+        "95% CI"
+    )
+    # A region 2x slower on a machine 1.25x slower still fails, by the part that is its own.
+    slower = replace(measurement({"aten::mul": 1}, [v * 2.5 for v in TIMES]), reference_us=25.0)
+    c = compare(entry, slower, tolerance=0.1)
+    assert c.status == "regressed"
+    assert c.failures[0].startswith(
+        "neuronperf baseline: region 'r' device_us regressed +100% (median 261.2 vs 104.5 µs, "
+        "machine 25% slower by the reference, 95% CI +"
+    )
+    # A faster reference is not allowed for: it would make the region look 2x slower here.
+    fast = replace(measurement({"aten::mul": 1}, TIMES), reference_us=10.0)
+    assert compare(entry, fast, tolerance=0.1).status == "same"
+    # Another torch version: the reference itself may have changed, so no correction.
+    other_torch = replace(slow_machine, environment={**slow_machine.environment, "torch": "2.14"})
+    assert compare(entry, other_torch, tolerance=0.1).status == "regressed"
+    # No reference on either side (device backends, old entries): raw times.
+    assert (
+        compare(Entry.of(measurement({"aten::mul": 1}, TIMES)), slow_machine, tolerance=0.1).status
+        == "regressed"
+    )
+
+
 def test_same_entry_is_not_rewritten_and_new_is_strict() -> None:
     m = measurement({"aten::mul": 1}, TIMES)
     same = compare(Entry.of(m), m, tolerance=0.1)
@@ -202,6 +240,16 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(NewerSchemaError, match="upgrade pytest-neuronperf"):
         baseline.load(tmp_path, "cpu:x86_64", allow_damaged=True)
     assert baseline.load(tmp_path, "cuda:H200").entries == {}  # its own file, absent
+
+
+def test_reference_round_trips_and_a_bad_one_names_itself(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    entry = Entry.of(replace(measurement({"aten::mul": 1}, TIMES), reference_us=12.3456))
+    assert Entry.from_dict(json.loads(json.dumps(entry.to_dict()))).reference_us == 12.346
+    assert "reference_us" not in Entry.of(measurement({"aten::mul": 1}, TIMES)).to_dict()
+    with pytest.raises(ValueError, match=r"reference_us must be a number > 0, got -1"):
+        Entry.from_dict({**entry.to_dict(), "reference_us": -1})
 
 
 def test_stale_only_for_what_the_run_can_know(tmp_path: Path) -> None:

@@ -167,6 +167,8 @@ def test_table_output_names_ops_kernels_and_launch_gaps(
     out = capsys.readouterr().out
     assert "rocm:" in out and "autograd::engine::evaluate_function: AddmmBackward0" in out
     assert "launch gap" in out and "14 kernel launches" in out
+    # The summary table has the column too, as the live CUDA report does.
+    assert "launch gap µs" in out.splitlines()[1]
     assert max(len(line) for line in out.splitlines()) < 200  # long kernel names are cut
 
 
