@@ -19,8 +19,10 @@ cache state and understate run-to-run drift. Both tools run single-threaded torc
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,9 +82,13 @@ def test_pb(benchmark, name):
 PB_FAILED = re.compile(r"(test_pb\[\w+\]) \(\d+_\w+\) - Field 'median' has failed")
 
 
-def run(project: Path, inject: str, extra: list[str]) -> tuple[set[str], set[str]]:
-    """One pytest process. Returns (our failed tests, pytest-benchmark's failed tests)."""
+def run(
+    project: Path, inject: str, extra: list[str]
+) -> tuple[set[str], set[str], dict[str, float]]:
+    """One pytest process. Returns (our failed tests, pytest-benchmark's failed tests, our
+    device_us median per region as a multiple of the reference timed beside it)."""
     junit = project / "junit.xml"
+    report = project / "report.json"
     env = dict(os.environ, BENCH_INJECT=inject, PYTHONDONTWRITEBYTECODE="1")
     cmd = [
         sys.executable,
@@ -95,6 +101,7 @@ def run(project: Path, inject: str, extra: list[str]) -> tuple[set[str], set[str
         "no:xdist",
         "--neuron-profile",
         f"--junitxml={junit}",
+        f"--neuron-profile-json={report}",
         "-o",
         "junit_family=xunit1",  # xunit2 drops the properties the medians are read from
         f"--benchmark-storage=file://{project / 'pb'}",
@@ -112,7 +119,16 @@ def run(project: Path, inject: str, extra: list[str]) -> tuple[set[str], set[str
             ours.add(name)
             print(f"  ours failed {name}: {failure.get('message', '')[:160]}", file=sys.stderr)
     theirs = set(PB_FAILED.findall(out.stdout + out.stderr))
-    return ours, theirs
+    relative: dict[str, float] = {}
+    for record in json.loads(report.read_text())["measurements"]:
+        m = record["measurement"]
+        refs = m.get("device_reference_us")
+        if refs:
+            ratios = [
+                t / r for t, r in zip(m["device_us"]["samples"], refs["samples"], strict=True)
+            ]
+            relative[m["region"]] = statistics.median(ratios)
+    return ours, theirs, relative
 
 
 def main() -> None:
@@ -130,6 +146,9 @@ def main() -> None:
         compare = ["--benchmark-compare=0001", "--benchmark-compare-fail=median:10%"]
         rows = []
         n_tests = 2
+        # What each scenario did to the time, as the reference-relative device_us medians
+        # of its reruns against those of the A/A reruns: "25% more data" is not 25% more time.
+        aa_level: dict[str, float] = {}
         # (c) is caught by the exact FLOPs/bytes gate before time is even judged; (d) turns
         # counting off, so the statistical time rule alone must see the same 25%.
         time_only = ["--neuron-profile-work=off"]
@@ -142,15 +161,27 @@ def main() -> None:
             ("(f) 2x the data, time rule alone: caught", "slow2", opts.slow, ">= 95%", time_only),
         ):
             ours_n = theirs_n = 0
+            levels: dict[str, list[float]] = {}
             for _ in range(reruns):
                 # Our failure messages go to stderr as they happen, to see why.
-                ours, theirs = run(project, inject, compare + extra)
+                ours, theirs, relative = run(project, inject, compare + extra)
                 ours_n += len(ours)
                 theirs_n += len(theirs)
+                for region, value in relative.items():
+                    levels.setdefault(region, []).append(value)
+            level = {k: statistics.median(v) for k, v in levels.items()}
+            if inject == "none" and not aa_level:
+                aa_level = level
+            change = ", ".join(
+                f"{k} {(v / aa_level[k] - 1) * 100:+.0f}%"
+                for k, v in sorted(level.items())
+                if aa_level.get(k)
+            )
             total = reruns * n_tests
             rows.append(
                 [
                     label,
+                    change,
                     f"{reruns} x {n_tests}",
                     f"{ours_n}/{total} ({100 * ours_n / total:.0f}%)",
                     f"{theirs_n}/{total} ({100 * theirs_n / total:.0f}%)",
@@ -163,6 +194,7 @@ def main() -> None:
             rows,
             headers=[
                 "scenario",
+                "time vs A/A",
                 "reruns x tests",
                 "pytest-neuronperf",
                 "pytest-benchmark median:10%",

@@ -62,9 +62,10 @@ class Entry:
     # exactly, like ops: they are deterministic, so any increase is real.
     flops: int | None = None
     bytes_moved: int | None = None
-    # The reference workload's median when these samples were taken (reference.py); None
-    # when not timed.
-    reference_us: float | None = None
+    # The reference workload timed beside each round (reference.py), paired with host_us
+    # and device_us samples; None when not timed.
+    reference_us: Stats | None = None
+    device_reference_us: Stats | None = None
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -80,7 +81,8 @@ class Entry:
             per_op=m.per_op,
             flops=m.work.flops if m.work is not None else None,
             bytes_moved=m.work.bytes_moved if m.work is not None else None,
-            reference_us=round(m.reference_us, 3) if m.reference_us > 0 else None,
+            reference_us=m.reference_us,
+            device_reference_us=m.device_reference_us,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,7 +97,8 @@ class Entry:
             "environment": dict(sorted(self.environment.items())),
             **({"flops": self.flops} if self.flops is not None else {}),
             **({"bytes_moved": self.bytes_moved} if self.bytes_moved is not None else {}),
-            **({"reference_us": self.reference_us} if self.reference_us is not None else {}),
+            **_optional_stats("reference_us", self.reference_us),
+            **_optional_stats("device_reference_us", self.device_reference_us),
             "per_op": {
                 r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
             },
@@ -117,7 +120,8 @@ class Entry:
             per_op=_per_op(d.get("per_op", {})),
             flops=_count(d, "flops") if "flops" in d else None,
             bytes_moved=_count(d, "bytes_moved") if "bytes_moved" in d else None,
-            reference_us=_positive(d, "reference_us") if "reference_us" in d else None,
+            reference_us=_reference(d, "reference_us"),
+            device_reference_us=_reference(d, "device_reference_us"),
         )
 
 
@@ -410,8 +414,15 @@ def _per_op(d: Any) -> tuple[OpRow, ...]:
     return tuple(rows)
 
 
-def _positive(d: Mapping[str, Any], key: str) -> float:
-    value = d[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{key} must be a number > 0, got {value!r}")
-    return float(value)
+def _optional_stats(key: str, stats: Stats | None) -> dict[str, Any]:
+    return {key: stats.to_dict()} if stats is not None else {}
+
+
+def _reference(d: Mapping[str, Any], key: str) -> Stats | None:
+    if key not in d:
+        return None
+    stats = _stats(d, key)
+    # Rounds are divided by these: a zero or negative one is a damaged file.
+    if not stats.samples or any(not v > 0 for v in stats.samples):
+        raise ValueError(f"{key} samples must all be > 0")
+    return stats

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from .analysis import op_diff_text
 from .baseline import Entry
 from .model import Measurement
-from .reference import drift
-from .stats import TimeChange, compare_times
+from .reference import against_reference
+from .stats import Stats, TimeChange, compare_times
 
 STATUSES = ("new", "same", "changed", "improved", "regressed")
 _PREFIX = "neuronperf baseline"
@@ -45,11 +45,11 @@ def compare(
     compare_host: bool = False,
     strict: bool = False,
     where: str = "the baseline file",
-    correct_drift: bool = True,
+    use_reference: bool = True,
 ) -> Comparison:
     """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages.
-    With ``correct_drift``, current times are divided by how much slower the machine runs
-    than at the baseline, by the reference workload both sides timed (reference.py)."""
+    With ``use_reference``, times are judged as multiples of the reference workload timed
+    beside each round (reference.py) where both sides have it."""
     region = repr(m.region)
     if entry is None:
         failures: tuple[str, ...] = ()
@@ -90,16 +90,29 @@ def compare(
             elif now_work < then_work:
                 gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
-    factor = 1.0
-    if correct_drift and then_torch == now_torch:
-        # Another torch may run the reference itself faster or slower: no correction then.
-        factor = drift(entry.reference_us, m.reference_us)
-    device = compare_times(entry.device_us.samples, _scaled(m.device_us.samples, factor), tolerance)
-    host = compare_times(entry.host_us.samples, _scaled(m.host_us.samples, factor), tolerance)
-    for metric, change, judged in (("device_us", device, True), ("host_us", host, compare_host)):
+    # Another torch may run the reference itself faster or slower: raw times then.
+    by_reference = use_reference and then_torch == now_torch
+    device = _judge(
+        entry.device_us,
+        m.device_us,
+        entry.device_reference_us,
+        m.device_reference_us,
+        tolerance,
+        by_reference,
+    )
+    host = _judge(
+        entry.host_us, m.host_us, entry.reference_us, m.reference_us, tolerance, by_reference
+    )
+    for metric, (change, refs), judged in (
+        ("device_us", device, True),
+        ("host_us", host, compare_host),
+    ):
         if not judged:
             continue
-        text = _time_sentence(region, metric, change, factor)
+        then_stats, now_stats = (
+            (entry.device_us, m.device_us) if metric == "device_us" else (entry.host_us, m.host_us)
+        )
+        text = _time_sentence(region, metric, change, then_stats, now_stats, refs)
         if change.verdict == "regressed":
             fails.append(text)
         elif change.verdict == "improved":
@@ -121,20 +134,44 @@ def compare(
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
         or (m.work is not None and entry.flops is None)
     )
-    return Comparison(status, tuple(fails), tuple(gains + notes), device, host, needs_write)
+    return Comparison(status, tuple(fails), tuple(gains + notes), device[0], host[0], needs_write)
 
 
-def _scaled(samples: tuple[float, ...], factor: float) -> tuple[float, ...]:
-    return samples if factor == 1.0 else tuple(s / factor for s in samples)
+_Refs = tuple[Stats, Stats] | None
 
 
-def _time_sentence(region: str, metric: str, c: TimeChange, factor: float = 1.0) -> str:
+def _judge(
+    then: Stats,
+    now: Stats,
+    then_ref: Stats | None,
+    now_ref: Stats | None,
+    tolerance: float,
+    by_reference: bool,
+) -> tuple[TimeChange, _Refs]:
+    """The time verdict, on rounds as multiples of their reference where both sides were
+    timed beside one (the references returned then), else on raw rounds."""
+    if by_reference and then_ref is not None and now_ref is not None:
+        # At the baseline's machine speed, so that medians read as µs.
+        scale = then_ref.median
+        b = against_reference(then.samples, then_ref.samples, scale)
+        c = against_reference(now.samples, now_ref.samples, scale)
+        if b is not None and c is not None:
+            return compare_times(b, c, tolerance), (then_ref, now_ref)
+    return compare_times(then.samples, now.samples, tolerance), None
+
+
+def _time_sentence(
+    region: str, metric: str, c: TimeChange, then: Stats, now: Stats, refs: _Refs
+) -> str:
     word = {"regressed": "regressed", "improved": "improved"}.get(c.verdict, "changed")
-    measured = f"median {c.current_median * factor:,.1f} vs {c.baseline_median:,.1f} µs"
-    if factor >= 1.005:
-        # The change is given after allowing for it; the medians are as measured.
-        measured += f", machine {(factor - 1) * 100:.0f}% slower by the reference"
+    measured = f"median {now.median:,.1f} vs {then.median:,.1f} µs"
+    against = ""
+    if refs is not None:
+        # The change is the one left after allowing for the machine's speed; the medians
+        # are as measured, so a reader sees both.
+        against = " against the reference workload"
+        measured += f" as measured, reference {refs[1].median:,.1f} vs {refs[0].median:,.1f} µs"
     return (
-        f"{_PREFIX}: region {region} {metric} {word} {c.percent()} "
+        f"{_PREFIX}: region {region} {metric} {word} {c.percent()}{against} "
         f"({measured}, {c.interval()}, tolerance {c.tolerance * 100:g}%)"
     )

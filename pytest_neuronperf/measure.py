@@ -21,12 +21,13 @@ from typing import Any
 from .analysis import RoundResult, analyze_markers, summarize
 from .backends import Backend
 from .compile_watch import CompileWatch
-from .markers import PRIME, marker_name
+from .markers import PRIME, REFERENCE, marker_name
 from .model import Measurement
 from .peaks import PeakTable
 from .progress import Writer, phase
 from .reference import Reference
 from .settle import Settled, page_faults, settle
+from .stats import Stats
 
 
 class MeasureError(RuntimeError):
@@ -57,11 +58,11 @@ class Runner:
         *,
         peaks: PeakTable | None = None,
         count_work: bool = True,
-        drift: bool = True,
+        reference: bool = True,
     ) -> None:
         self.backend = backend
         # Device backends time the device: how busy the host is moves their figures little.
-        self.drift = drift and backend.mode == "host"
+        self.use_reference = reference and backend.mode == "host"
         self._reference: Reference | None = None
         if peaks is None:
             from .calibrate import cpu_peaks
@@ -91,7 +92,7 @@ class Runner:
         return self._environment
 
     def _reference_timer(self) -> Reference | None:
-        if self.drift and self._reference is None:
+        if self.use_reference and self._reference is None:
             self._reference = Reference()
         return self._reference
 
@@ -209,10 +210,12 @@ class Runner:
         settled = settle(call, warmup_faults) if warmup else Settled(0, None)
         host: list[float] = []
         reference = self._reference_timer()
+        host_refs: list[float] = []
+        device_refs: list[float] = []
         with phase(self.progress, f"{what} timing {rounds} rounds"):
             for _ in range(rounds):
                 if reference is not None:
-                    reference.tick()
+                    host_refs.append(reference.tick())
                 t0 = clock()
                 result = fn(*args, **kwargs)
                 sync()
@@ -237,6 +240,9 @@ class Runner:
             if warmup:
                 settle(primed, [faults() - f0])
             for marker in markers:
+                if reference is not None:
+                    with record_function(REFERENCE):
+                        device_refs.append(reference.tick())
                 f0 = faults()
                 with record_function(marker):
                     result = fn(*args, **kwargs)
@@ -255,7 +261,8 @@ class Runner:
         measurement = replace(
             measurement,
             settle_calls=settled.extra_calls,
-            reference_us=reference.take() if reference is not None else 0.0,
+            reference_us=Stats.of(host_refs) if host_refs else None,
+            device_reference_us=Stats.of(device_refs) if device_refs else None,
             page_faults=median(round_faults) if page_faults is not None else None,
         )
         return result, measurement, prof

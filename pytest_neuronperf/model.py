@@ -86,9 +86,10 @@ class Measurement:
     page_faults: float | None = None
     # Device backends: each kernel's wait from its launch call to its start on the device.
     launch_gap_us: Stats | None = None
-    # Host-timed backends: the reference workload's median beside the rounds (reference.py);
-    # 0 when not timed.
-    reference_us: float = 0.0
+    # Host-timed backends: the reference workload timed right before each round
+    # (reference.py), paired with host_us and device_us samples; None when not timed.
+    reference_us: Stats | None = None
+    device_reference_us: Stats | None = None
 
     @property
     def roofline(self) -> Roofline | None:
@@ -140,7 +141,10 @@ class Measurement:
             "settle_calls": self.settle_calls,
             "page_faults": self.page_faults,
             "launch_gap_us": self.launch_gap_us.to_dict() if self.launch_gap_us else None,
-            "reference_us": self.reference_us,
+            "reference_us": self.reference_us.to_dict() if self.reference_us else None,
+            "device_reference_us": (
+                self.device_reference_us.to_dict() if self.device_reference_us else None
+            ),
         }
 
     @classmethod
@@ -171,9 +175,14 @@ class Measurement:
             peak_bytes_per_s=float(d.get("peak_bytes_per_s", 0.0)),
             settle_calls=int(d.get("settle_calls", 0)),
             page_faults=None if d.get("page_faults") is None else float(d["page_faults"]),
-            launch_gap_us=Stats.from_dict(d["launch_gap_us"]) if d.get("launch_gap_us") else None,
-            reference_us=float(d.get("reference_us", 0.0)),
+            launch_gap_us=_stats_or_none(d.get("launch_gap_us")),
+            reference_us=_stats_or_none(d.get("reference_us")),
+            device_reference_us=_stats_or_none(d.get("device_reference_us")),
         )
+
+
+def _stats_or_none(d: dict[str, Any] | None) -> Stats | None:
+    return Stats.from_dict(d) if d else None
 
 
 def _work(d: dict[str, Any] | None) -> Work | None:

@@ -145,7 +145,7 @@ class NeuronPerfPlugin:
                 progress=progress,
                 peaks=peaks,
                 count_work=self.settings.count_work,
-                drift=self.settings.drift,
+                reference=self.settings.reference,
             )
         return self._runner
 
@@ -325,7 +325,7 @@ class NeuronPerfPlugin:
             tolerance=tolerance_for(budgets, m.region, self.settings.tolerance),
             compare_host=self.settings.compare_host,
             strict=self.settings.strict,
-            correct_drift=self.settings.drift,
+            use_reference=self.settings.reference,
             where=str(self.baselines.path),
         )
 

@@ -212,15 +212,15 @@ SPECS: tuple[Spec, ...] = (
         "max_flops, the exact FLOPs/bytes baseline gate); off leaves time and counts only",
     ),
     Spec(
-        "drift",
-        "--neuron-profile-drift",
-        "neuron_profile_drift",
-        "NEURONPERF_DRIFT",
+        "reference",
+        "--neuron-profile-reference",
+        "neuron_profile_reference",
+        "NEURONPERF_REFERENCE",
         _bool,
         True,
-        "on|off: host-timed backends (cpu) time a fixed reference workload beside each "
-        "measurement and judge times against the baseline after allowing for how much "
-        "slower or faster the machine runs now; off compares raw times",
+        "on|off: host-timed backends (cpu) time a fixed reference workload before each "
+        "round and judge times against the baseline as multiples of it, allowing for a "
+        "machine that runs slower or faster now; off compares raw times",
     ),
     Spec(
         "json_path",
@@ -268,7 +268,7 @@ class Settings:
     strict: bool = False
     compare_host: bool = False
     count_work: bool = True
-    drift: bool = True
+    reference: bool = True
     json_path: Path | None = None
     markdown_path: Path | None = None
     html_path: Path | None = None

@@ -178,8 +178,8 @@ def test_twice_the_time_fails_on_device_time_and_marker_tolerance_applies(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project.makepyfile(test_it=SPIN_MODULE)
-    # A wait does not slow down with the machine: no drift correction for it.
-    monkeypatch.setenv("NEURONPERF_DRIFT", "off")
+    # A wait does not slow down with the machine: judged on raw times.
+    monkeypatch.setenv("NEURONPERF_REFERENCE", "off")
     monkeypatch.setenv("NP_SPIN_US", "300")
     run(project, "--neuron-profile-update", rounds=20).assert_outcomes(passed=2)
     entry = stored(project)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
@@ -194,9 +194,12 @@ def test_twice_the_time_fails_on_device_time_and_marker_tolerance_applies(
         ]
     )
     result.stdout.fnmatch_lines(["*test_lenient*tolerance=900%*same*"])
-    # And the same time again passes: the rule does not fail on its own baseline.
+    # And the same time again passes: the rule does not fail on its own baseline. The spin
+    # is Python holding the GIL, so another thread of this process can stretch its rounds
+    # (once seen in a full suite run); a 25% tolerance keeps that from failing this check
+    # while the 2x above still fails at 10%. benchmarks/bench_gate.py measures A/A noise.
     monkeypatch.setenv("NP_SPIN_US", "300")
-    run(project, rounds=20).assert_outcomes(passed=2)
+    run(project, "--neuron-profile-tolerance=25", rounds=20).assert_outcomes(passed=2)
 
 
 def test_missing_baseline_is_new_and_strict_fails_it(project: pytest.Pytester) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,42 +122,48 @@ def test_compare_time_message_and_host_only_when_asked() -> None:
     assert any("host_us regressed" in f for f in host.failures)
 
 
-def test_drift_correction_allows_for_a_slower_machine_and_only_for_that() -> None:
-    from dataclasses import replace
+def timed_with_reference(times: list[float], reference: list[float]) -> Measurement:
+    ref = Stats.of(reference)
+    return replace(measurement({"aten::mul": 1}, times), reference_us=ref, device_reference_us=ref)
 
-    base = replace(measurement({"aten::mul": 1}, TIMES), reference_us=20.0)
-    entry = Entry.of(base)
-    assert entry.reference_us == 20.0
+
+REF = [20.0 + (i % 3) * 0.1 for i in range(10)]
+
+
+def test_times_are_judged_against_the_reference_both_ways() -> None:
+    entry = Entry.of(timed_with_reference(TIMES, REF))
+    assert entry.reference_us == Stats.of(REF) and entry.device_reference_us == Stats.of(REF)
     # The whole machine 2x slower: the reference says so, the region is unchanged.
-    slow_machine = replace(measurement({"aten::mul": 1}, [v * 2 for v in TIMES]), reference_us=40.0)
+    slow_machine = timed_with_reference([v * 2 for v in TIMES], [r * 2 for r in REF])
     c = compare(entry, slow_machine, tolerance=0.1)
     assert c.status == "same", c.failures
-    # Without the correction the same figures fail: the correction is what passes them.
-    raw = compare(entry, slow_machine, tolerance=0.1, correct_drift=False)
+    # Without the reference the same figures fail: the reference is what passes them.
+    raw = compare(entry, slow_machine, tolerance=0.1, use_reference=False)
     assert raw.status == "regressed"
     assert raw.failures[0].startswith(
         "neuronperf baseline: region 'r' device_us regressed +100% (median 209.0 vs 104.5 µs, "
         "95% CI"
     )
     # A region 2x slower on a machine 1.25x slower still fails, by the part that is its own.
-    slower = replace(measurement({"aten::mul": 1}, [v * 2.5 for v in TIMES]), reference_us=25.0)
+    slower = timed_with_reference([v * 2.5 for v in TIMES], [r * 1.25 for r in REF])
     c = compare(entry, slower, tolerance=0.1)
     assert c.status == "regressed"
     assert c.failures[0].startswith(
-        "neuronperf baseline: region 'r' device_us regressed +100% (median 261.2 vs 104.5 µs, "
-        "machine 25% slower by the reference, 95% CI +"
+        "neuronperf baseline: region 'r' device_us regressed +100% against the reference "
+        "workload (median 261.2 vs 104.5 µs as measured, reference 25.1 vs 20.1 µs, 95% CI +"
     )
-    # A faster reference is not allowed for: it would make the region look 2x slower here.
-    fast = replace(measurement({"aten::mul": 1}, TIMES), reference_us=10.0)
-    assert compare(entry, fast, tolerance=0.1).status == "same"
-    # Another torch version: the reference itself may have changed, so no correction.
+    assert c.cell() == "regressed +100%"
+    # Both ways: a region 1.6x slower on a machine that runs 2x faster now is caught, where
+    # raw times would call it an improvement.
+    hidden = timed_with_reference([v * 0.8 for v in TIMES], [r * 0.5 for r in REF])
+    assert compare(entry, hidden, tolerance=0.1).status == "regressed"
+    assert compare(entry, hidden, tolerance=0.1, use_reference=False).status == "improved"
+    # Another torch version: the reference itself may have changed, so raw times.
     other_torch = replace(slow_machine, environment={**slow_machine.environment, "torch": "2.14"})
     assert compare(entry, other_torch, tolerance=0.1).status == "regressed"
-    # No reference on either side (device backends, old entries): raw times.
-    assert (
-        compare(Entry.of(measurement({"aten::mul": 1}, TIMES)), slow_machine, tolerance=0.1).status
-        == "regressed"
-    )
+    # No reference on either side (device backends, entries recorded with it off): raw times.
+    plain = Entry.of(measurement({"aten::mul": 1}, TIMES))
+    assert compare(plain, slow_machine, tolerance=0.1).status == "regressed"
 
 
 def test_same_entry_is_not_rewritten_and_new_is_strict() -> None:
@@ -243,13 +250,14 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
 
 
 def test_reference_round_trips_and_a_bad_one_names_itself(tmp_path: Path) -> None:
-    from dataclasses import replace
-
-    entry = Entry.of(replace(measurement({"aten::mul": 1}, TIMES), reference_us=12.3456))
-    assert Entry.from_dict(json.loads(json.dumps(entry.to_dict()))).reference_us == 12.346
+    entry = Entry.of(timed_with_reference(TIMES, REF))
+    back = Entry.from_dict(json.loads(json.dumps(entry.to_dict())))
+    assert back.reference_us == entry.reference_us
+    assert back.device_reference_us == entry.device_reference_us
     assert "reference_us" not in Entry.of(measurement({"aten::mul": 1}, TIMES)).to_dict()
-    with pytest.raises(ValueError, match=r"reference_us must be a number > 0, got -1"):
-        Entry.from_dict({**entry.to_dict(), "reference_us": -1})
+    damaged = {**entry.to_dict(), "reference_us": {"samples": [20.0, 0.0]}}
+    with pytest.raises(ValueError, match=r"reference_us samples must all be > 0"):
+        Entry.from_dict(damaged)
 
 
 def test_stale_only_for_what_the_run_can_know(tmp_path: Path) -> None:
