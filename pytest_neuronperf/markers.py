@@ -12,9 +12,6 @@ from dataclasses import dataclass
 
 PREFIX = "neuronperf#"
 PRIME = "prime"
-# Around the reference workload timed before each profiled round (reference.py): not a
-# marker of ours, so the analysis never takes it for a round.
-REFERENCE = "neuronperf reference workload"
 
 _PATTERN = re.compile(rf"^{re.escape(PREFIX)}(\d+)(?:\.(\d+|{PRIME}))?(?: (.*))?$", re.DOTALL)
 
