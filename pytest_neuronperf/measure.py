@@ -26,7 +26,7 @@ from .model import Measurement
 from .peaks import PeakTable
 from .progress import Writer, phase
 from .reference import Reference
-from .settle import SETTLED_FAULTS, Settled, page_faults, settle
+from .settle import Settled, page_faults, settle
 from .stats import Stats
 
 
@@ -237,11 +237,11 @@ class Runner:
 
             f0 = faults()
             primed()
-            # Only a region that had to settle before does so again here: the profiler's
-            # event buffers fault as they grow whatever the region does, and each extra
-            # profiled call costs more to read back than to run (measured: 100 tiny ops
-            # went from 1.28x to 1.39x of bare profiling when every region settled here).
-            if warmup and (settled.extra_calls or any(f > SETTLED_FAULTS for f in warmup_faults)):
+            # Only a region that faulted after its first call settles again here: the
+            # profiler's event buffers fault as they grow whatever the region does, and
+            # each extra profiled call costs more to read back than to run (measured: 100
+            # tiny ops went from 1.28x to 1.39x of bare profiling when every region did).
+            if warmup and settled.faulted:
                 settle(primed, [faults() - f0])
             for marker in markers:
                 if reference is not None:

@@ -47,6 +47,9 @@ class Settled:
     extra_calls: int
     # Faults of the last call made; None where the OS does not count them.
     last_faults: int | None
+    # Whether any call after the first (a first call faults for its own allocations)
+    # took more than SETTLED_FAULTS: the region is one that needs settling.
+    faulted: bool = False
 
     @property
     def settled(self) -> bool:
@@ -60,6 +63,7 @@ def settle(call: Callable[[], object], earlier: Sequence[int]) -> Settled:
     last = earlier[-1] if earlier else None
     if page_faults is None:
         return Settled(0, None)
+    faulted = any(f > SETTLED_FAULTS for f in earlier[1:])
     clean = 0
     for faults in reversed(earlier):
         if faults > SETTLED_FAULTS:
@@ -74,5 +78,6 @@ def settle(call: Callable[[], object], earlier: Sequence[int]) -> Settled:
         call()
         last = page_faults() - before
         clean = clean + 1 if last <= SETTLED_FAULTS else 0
+        faulted = faulted or (last > SETTLED_FAULTS and (extra > 0 or bool(earlier)))
         extra += 1
-    return Settled(extra, last)
+    return Settled(extra, last, faulted)
