@@ -92,27 +92,17 @@ def compare(
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     # Another torch may run the reference itself faster or slower: raw times then.
     by_reference = use_reference and then_torch == now_torch
-    device = _judge(
-        entry.device_us,
-        m.device_us,
-        entry.device_reference_us,
-        m.device_reference_us,
-        tolerance,
-        by_reference,
-    )
-    host = _judge(
-        entry.host_us, m.host_us, entry.reference_us, m.reference_us, tolerance, by_reference
-    )
-    for metric, (change, refs), judged in (
-        ("device_us", device, True),
-        ("host_us", host, compare_host),
-    ):
+    changes: dict[str, TimeChange] = {}
+    for metric, then_t, now_t, then_ref, now_ref, judged in (
+        ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
+         m.device_reference_us, True),
+        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us, compare_host),
+    ):  # fmt: skip
+        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
+        changes[metric] = change
         if not judged:
             continue
-        then_stats, now_stats = (
-            (entry.device_us, m.device_us) if metric == "device_us" else (entry.host_us, m.host_us)
-        )
-        text = _time_sentence(region, metric, change, then_stats, now_stats, refs)
+        text = _time_sentence(region, metric, change, then_t, now_t, refs)
         if change.verdict == "regressed":
             fails.append(text)
         elif change.verdict == "improved":
@@ -134,7 +124,14 @@ def compare(
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
         or (m.work is not None and entry.flops is None)
     )
-    return Comparison(status, tuple(fails), tuple(gains + notes), device[0], host[0], needs_write)
+    return Comparison(
+        status,
+        tuple(fails),
+        tuple(gains + notes),
+        changes["device_us"],
+        changes["host_us"],
+        needs_write,
+    )
 
 
 _Refs = tuple[Stats, Stats] | None
