@@ -66,6 +66,9 @@ class Entry:
     # and device_us samples; None when not timed.
     reference_us: Stats | None = None
     device_reference_us: Stats | None = None
+    # Per round, the low decile of the calls' times in reference units (window.py): what the
+    # cpu gate judges. None for entries recorded before it existed or without a reference.
+    host_relative: Stats | None = None
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -83,6 +86,7 @@ class Entry:
             bytes_moved=m.work.bytes_moved if m.work is not None else None,
             reference_us=m.reference_us,
             device_reference_us=m.device_reference_us,
+            host_relative=m.host_relative,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,6 +103,7 @@ class Entry:
             **({"bytes_moved": self.bytes_moved} if self.bytes_moved is not None else {}),
             **_optional_stats("reference_us", self.reference_us),
             **_optional_stats("device_reference_us", self.device_reference_us),
+            **_optional_stats("host_relative", self.host_relative),
             "per_op": {
                 r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
             },
@@ -122,6 +127,7 @@ class Entry:
             bytes_moved=_count(d, "bytes_moved") if "bytes_moved" in d else None,
             reference_us=_reference(d, "reference_us"),
             device_reference_us=_reference(d, "device_reference_us"),
+            host_relative=_reference(d, "host_relative"),
         )
 
 

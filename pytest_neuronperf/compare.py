@@ -27,10 +27,12 @@ class Comparison:
     # True when --neuron-profile-update should rewrite the entry. A "same" entry is kept
     # byte for byte, so a review diff shows only what moved.
     needs_write: bool = True
+    # The time the verdict rests on: device_us, or host_us on host-timed backends.
+    gated: str = "device_us"
 
     def cell(self) -> str:
         """The report table's baseline column."""
-        change = self.device
+        change = self.host if self.gated == "host_us" else self.device
         if change is None or change.verdict == "unjudged":
             # Too few rounds to judge time (see stats.MIN_ROUNDS): counts only.
             return self.status
@@ -46,10 +48,13 @@ def compare(
     strict: bool = False,
     where: str = "the baseline file",
     use_reference: bool = True,
+    host_timed: bool = False,
 ) -> Comparison:
     """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages.
     With ``use_reference``, times are judged as multiples of the reference workload timed
-    beside each round (reference.py) where both sides have it."""
+    beside each round (reference.py) where both sides have it. ``host_timed`` backends (cpu)
+    gate host_us in place of device_us: there the device is the host, and the profiled op
+    times vary several times more between runs than the unprofiled window (window.py)."""
     region = repr(m.region)
     if entry is None:
         failures: tuple[str, ...] = ()
@@ -93,12 +98,13 @@ def compare(
     # Another torch may run the reference itself faster or slower: raw times then.
     by_reference = use_reference and then_torch == now_torch
     changes: dict[str, TimeChange] = {}
-    for metric, then_t, now_t, then_ref, now_ref, judged in (
+    for metric, then_t, now_t, then_ref, now_ref, relative, judged in (
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
-         m.device_reference_us, True),
-        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us, compare_host),
+         m.device_reference_us, None, not host_timed),
+        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
+         (entry.host_relative, m.host_relative), compare_host or host_timed),
     ):  # fmt: skip
-        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
+        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference, relative)
         changes[metric] = change
         if not judged:
             continue
@@ -131,6 +137,7 @@ def compare(
         changes["device_us"],
         changes["host_us"],
         needs_write,
+        "host_us" if host_timed else "device_us",
     )
 
 
@@ -144,12 +151,18 @@ def _judge(
     now_ref: Stats | None,
     tolerance: float,
     by_reference: bool,
+    relative: tuple[Stats | None, Stats | None] | None = None,
 ) -> tuple[TimeChange, _Refs]:
     """The time verdict, on rounds as multiples of their reference where both sides were
-    timed beside one (the references returned then), else on raw rounds."""
+    timed beside one (the references returned then), else on raw rounds. ``relative``: the
+    rounds already in reference units (window.py), preferred where both sides have them."""
     if by_reference and then_ref is not None and now_ref is not None:
         # At the baseline's machine speed, so that medians read as µs.
         scale = then_ref.median
+        if relative is not None and relative[0] is not None and relative[1] is not None:
+            b_rel = [v * scale for v in relative[0].samples]
+            c_rel = [v * scale for v in relative[1].samples]
+            return compare_times(b_rel, c_rel, tolerance), (then_ref, now_ref)
         b = against_reference(then.samples, then_ref.samples, scale)
         c = against_reference(now.samples, now_ref.samples, scale)
         if b is not None and c is not None:

@@ -28,6 +28,7 @@ from .progress import Writer, phase
 from .reference import Reference
 from .settle import Settled, page_faults, settle
 from .stats import Stats
+from .window import sample_host
 
 
 class MeasureError(RuntimeError):
@@ -59,8 +60,11 @@ class Runner:
         peaks: PeakTable | None = None,
         count_work: bool = True,
         reference: bool = True,
+        window: float = 0.0,
     ) -> None:
         self.backend = backend
+        # Seconds over which host time is sampled (window.py).
+        self.window = window
         # Device backends time the device: how busy the host is moves their figures little.
         self.use_reference = reference and backend.mode == "host"
         self._reference: Reference | None = None
@@ -208,18 +212,18 @@ class Runner:
 
         # warmup=0 asks for cold figures: no settling then.
         settled = settle(call, warmup_faults) if warmup else Settled(0, None)
-        host: list[float] = []
         reference = self._reference_timer()
-        host_refs: list[float] = []
         device_refs: list[float] = []
-        with phase(self.progress, f"{what} timing {rounds} rounds"):
-            for _ in range(rounds):
-                if reference is not None:
-                    host_refs.append(reference.tick())
-                t0 = clock()
-                result = fn(*args, **kwargs)
-                sync()
-                host.append((clock() - t0) / 1e3)
+
+        def timed() -> Any:
+            out = fn(*args, **kwargs)
+            sync()
+            return out
+
+        span = f" over {self.window:g} s" if self.window else ""
+        with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
+            sampled = sample_host(timed, rounds, self.window, reference)
+        result = sampled.result
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
         prime = marker_name(seq, name, PRIME)
@@ -258,7 +262,7 @@ class Runner:
             per_round,
             test_id=test_id,
             region=name,
-            host=host,
+            host=sampled.host_us,
             warmup_rounds=warmup,
             warmup_us=warmup_us,
             first_call_us=first_call_us,
@@ -266,7 +270,10 @@ class Runner:
         measurement = replace(
             measurement,
             settle_calls=settled.extra_calls,
-            reference_us=Stats.of(host_refs) if host_refs else None,
+            host_calls=sampled.calls,
+            window_s=self.window,
+            reference_us=Stats.of(sampled.reference_us) if sampled.reference_us else None,
+            host_relative=Stats.of(sampled.relative) if sampled.relative else None,
             device_reference_us=Stats.of(device_refs) if device_refs else None,
             page_faults=median(round_faults) if page_faults is not None else None,
         )

@@ -84,12 +84,19 @@ class Measurement:
     # faults of a measured round (None: the OS does not count them).
     settle_calls: int = 0
     page_faults: float | None = None
+    # Calls timed for host_us over the window (window.py); each round's sample is the median
+    # of its share. 0 for with-regions and measurements from before the window existed.
+    host_calls: int = 0
+    window_s: float = 0.0
     # Device backends: each kernel's wait from its launch call to its start on the device.
     launch_gap_us: Stats | None = None
     # Host-timed backends: the reference workload timed right before each round
     # (reference.py), paired with host_us and device_us samples; None when not timed.
     reference_us: Stats | None = None
     device_reference_us: Stats | None = None
+    # Per round, the 10th percentile of each timed call over the reference tick right before
+    # it (window.py): the steadier figure the cpu gate judges. None without a reference.
+    host_relative: Stats | None = None
 
     @property
     def roofline(self) -> Roofline | None:
@@ -139,12 +146,15 @@ class Measurement:
             "peak_flops_per_s": self.peak_flops_per_s,
             "peak_bytes_per_s": self.peak_bytes_per_s,
             "settle_calls": self.settle_calls,
+            "host_calls": self.host_calls,
+            "window_s": self.window_s,
             "page_faults": self.page_faults,
             "launch_gap_us": self.launch_gap_us.to_dict() if self.launch_gap_us else None,
             "reference_us": self.reference_us.to_dict() if self.reference_us else None,
             "device_reference_us": (
                 self.device_reference_us.to_dict() if self.device_reference_us else None
             ),
+            "host_relative": self.host_relative.to_dict() if self.host_relative else None,
         }
 
     @classmethod
@@ -174,10 +184,13 @@ class Measurement:
             peak_flops_per_s=float(d.get("peak_flops_per_s", 0.0)),
             peak_bytes_per_s=float(d.get("peak_bytes_per_s", 0.0)),
             settle_calls=int(d.get("settle_calls", 0)),
+            host_calls=int(d.get("host_calls", 0)),
+            window_s=float(d.get("window_s", 0.0)),
             page_faults=None if d.get("page_faults") is None else float(d["page_faults"]),
             launch_gap_us=_stats_or_none(d.get("launch_gap_us")),
             reference_us=_stats_or_none(d.get("reference_us")),
             device_reference_us=_stats_or_none(d.get("device_reference_us")),
+            host_relative=_stats_or_none(d.get("host_relative")),
         )
 
 

@@ -146,6 +146,7 @@ class NeuronPerfPlugin:
                 peaks=peaks,
                 count_work=self.settings.count_work,
                 reference=self.settings.reference,
+                window=self.settings.window,
             )
         return self._runner
 
@@ -185,7 +186,10 @@ class NeuronPerfPlugin:
         if not self.settings.enabled:
             return None
         s = self.settings
-        return f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup}"
+        return (
+            f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup} "
+            f"window={s.window:g}s"
+        )
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -324,6 +328,7 @@ class NeuronPerfPlugin:
             m,
             tolerance=tolerance_for(budgets, m.region, self.settings.tolerance),
             compare_host=self.settings.compare_host,
+            host_timed=self._make_runner().backend.mode == "host",
             strict=self.settings.strict,
             use_reference=self.settings.reference,
             where=str(self.baselines.path),

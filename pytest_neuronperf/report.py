@@ -251,11 +251,17 @@ def _warmup_text(m: Measurement) -> str:
     return text
 
 
+def _window_text(m: Measurement) -> str:
+    if m.host_calls <= m.rounds:
+        return ""
+    return f", host over {m.host_calls:,} calls in {m.window_s:g} s"
+
+
 def measurement_detail(m: Measurement) -> str:
     lines = [
         f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
         f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
-        f"(median of {m.rounds} rounds; {_warmup_text(m)}, "
+        f"(median of {m.rounds} rounds{_window_text(m)}; {_warmup_text(m)}, "
         f"first call {_us(m.first_call_us)} µs)",
         per_op_table(m),
     ]

@@ -46,6 +46,16 @@ def _non_negative_int(text: str) -> int:
     return _int(text, 0)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("s"))
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 600:
+        raise ValueError("expected seconds between 0 and 600, such as 1 or 0.5")
+    return value
+
+
 def _backend(text: str) -> str:
     value = text.strip().lower()
     if value not in BACKEND_NAMES:
@@ -132,6 +142,17 @@ SPECS: tuple[Spec, ...] = (
         "unmeasured warm-up calls before the rounds (default 3)",
     ),
     Spec(
+        "window",
+        "--neuron-profile-window",
+        "neuron_profile_window",
+        "NEURONPERF_WINDOW",
+        _seconds,
+        1.0,
+        "seconds over which a callable's host time is sampled: one sample per round, each "
+        "the median of the calls made in its share of the window (default 1; 0 times one "
+        "call per round)",
+    ),
+    Spec(
         "details",
         "--neuron-profile-details",
         "neuron_profile_details",
@@ -198,7 +219,8 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_COMPARE_HOST",
         _bool,
         False,
-        "also gate host (wall) time against the baseline, not only device time",
+        "also gate host (wall) time against the baseline, not only device time (on cpu, "
+        "where the device is the host, host time is the time gated in any case)",
         is_flag=True,
     ),
     Spec(
@@ -260,6 +282,7 @@ class Settings:
     backend: str = "auto"
     rounds: int = 10
     warmup: int = 3
+    window: float = 1.0
     details: bool = False
     trace_dir: Path | None = None
     profile_dir: Path | None = None

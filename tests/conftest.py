@@ -1,6 +1,7 @@
 # torch and the parts of it the tests load are imported here, before any pytester run:
 # pytester's in-process runs drop modules first imported inside them, and importing torch's
 # C extension, Dynamo or inductor a second time in one process crashes or fails to register.
+import pytest
 import torch
 import torch._dynamo
 import torch._inductor.codecache
@@ -10,3 +11,10 @@ import torch.profiler
 import torch.utils.flop_counter  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def _short_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 50 ms sampling window in the runs these tests start: the windowed path is exercised
+    everywhere at a twentieth of the default second. Tests of the window set their own."""
+    monkeypatch.setenv("NEURONPERF_WINDOW", "0.05")

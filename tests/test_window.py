@@ -1,0 +1,190 @@
+"""Host time sampled over a window, and the host-timed gate that rests on it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from pytest_neuronperf.backends.cpu import CpuBackend
+from pytest_neuronperf.baseline import Entry
+from pytest_neuronperf.compare import compare
+from pytest_neuronperf.measure import Runner
+from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.reference import Reference
+from pytest_neuronperf.report import measurement_detail
+from pytest_neuronperf.settings import SettingError, resolve
+from pytest_neuronperf.stats import Stats
+from pytest_neuronperf.window import sample_host
+
+
+class FakeClock:
+    """Each call of the measured function takes ``cost`` ns; reading the clock is free."""
+
+    def __init__(self, cost: int) -> None:
+        self.now = 0
+        self.cost = cost
+
+    def __call__(self) -> int:
+        return self.now
+
+    def work(self) -> int:
+        self.now += self.cost
+        return self.now
+
+
+def test_each_round_is_the_median_of_its_share_of_the_window() -> None:
+    clock = FakeClock(cost=1_000)  # 1 µs calls, 10 ms window, 5 rounds: 2,000 calls each
+    s = sample_host(clock.work, rounds=5, window_s=0.01, reference=None, clock=clock)
+    assert s.host_us == [1.0] * 5
+    assert s.calls == 10_000
+    assert s.reference_us == []
+    assert s.result == clock.now, "the last call's result is handed back"
+
+
+def test_a_call_longer_than_its_share_runs_once_per_round_and_no_window_is_one_call() -> None:
+    clock = FakeClock(cost=50_000_000)  # 50 ms calls, 10 ms window
+    s = sample_host(clock.work, rounds=4, window_s=0.01, reference=None, clock=clock)
+    assert s.calls == 4 and s.host_us == [50_000.0] * 4
+    clock = FakeClock(cost=1_000)
+    s = sample_host(clock.work, rounds=3, window_s=0.0, reference=None, clock=clock)
+    assert s.calls == 3
+
+
+def test_a_slow_stretch_does_not_push_later_rounds_out_of_the_window() -> None:
+    costs = iter([30_000_000] + [1_000] * 100_000)
+    clock = FakeClock(0)
+
+    def call() -> None:
+        clock.now += next(costs)
+
+    # Round 0's one call overruns the shares of rounds 0-2 (10 ms each): rounds 1 and 2 make
+    # one call each, and the window still ends 50 ms after it began.
+    s = sample_host(call, rounds=5, window_s=0.05, reference=None, clock=clock)
+    assert s.host_us == [30_000.0, 1.0, 1.0, 1.0, 1.0]
+    assert clock.now == pytest.approx(50_000_000, abs=2_000)
+    assert 19_990 < s.calls < 20_010
+
+
+def test_the_reference_is_ticked_before_every_call_and_paired_per_round() -> None:
+    s = sample_host(lambda: None, rounds=3, window_s=0.03, reference=Reference())
+    assert len(s.reference_us) == 3 and all(r > 0 for r in s.reference_us)
+    assert s.calls >= 3
+
+
+def test_window_setting_levels_and_bad_values() -> None:
+    assert resolve({}, {}, env={}).window == 1.0
+    assert resolve({}, {"neuron_profile_window": "0.5"}, env={}).window == 0.5
+    env = {"NEURONPERF_WINDOW": "0"}
+    assert resolve({}, {"neuron_profile_window": "0.5"}, env=env).window == 0.0
+    assert resolve({"window": "2s"}, {}, env=env).window == 2.0
+    with pytest.raises(SettingError, match=r"--neuron-profile-window='-1': expected seconds"):
+        resolve({"window": "-1"}, {}, env={})
+    with pytest.raises(SettingError, match=r"NEURONPERF_WINDOW='soon'"):
+        resolve({}, {}, env={"NEURONPERF_WINDOW": "soon"})
+
+
+def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() -> None:
+    runner = Runner(CpuBackend(), count_work=False, window=0.2)
+    x = torch.randn(64, 64)
+    result, m = runner.measure_callable(
+        torch.relu, (x,), {}, test_id="t", name="relu", warmup=2, rounds=5
+    )
+    assert torch.equal(result, torch.relu(x))
+    assert m.host_us.n == 5 and m.device_us.n == 5
+    assert m.window_s == 0.2
+    # A relu of 4K floats takes microseconds: thousands of calls fit in 0.2 s.
+    assert m.host_calls > 100
+    assert m.reference_us is not None and m.reference_us.n == 5
+    assert f"host over {m.host_calls:,} calls in 0.2 s" in measurement_detail(m)
+    assert m.ops == 1, "the window's calls are not profiled: the region is still one op"
+
+
+def timed(device: list[float], host: list[float]) -> Measurement:
+    return Measurement(
+        test_id="t.py::t",
+        region="r",
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=1,
+        kernels=1,
+        op_counts={"aten::mul": 1},
+        kernel_counts={"aten::mul": 1},
+        device_us=Stats.of(device),
+        host_us=Stats.of(host),
+        per_op=(),
+        rounds=len(device),
+    )
+
+
+TIMES = [100.0 + i for i in range(10)]
+
+
+def test_host_timed_backends_gate_host_time_not_the_profiled_device_time() -> None:
+    base = Entry.of(timed(TIMES, TIMES))
+    # Profiled op times inflated 3x, the unprofiled window unchanged: passes on cpu, where
+    # that is the profiler's own noise; a device backend fails it on device_us.
+    inflated = timed([v * 3 for v in TIMES], TIMES)
+    on_cpu = compare(base, inflated, tolerance=0.1, host_timed=True)
+    assert on_cpu.status == "same" and on_cpu.gated == "host_us", on_cpu.failures
+    assert compare(base, inflated, tolerance=0.1).status == "regressed"
+    # The window 1.5x slower fails on cpu, naming host_us; the cell shows that change.
+    slower = compare(base, timed(TIMES, [v * 1.5 for v in TIMES]), tolerance=0.1, host_timed=True)
+    assert slower.status == "regressed"
+    assert slower.failures[0].startswith(
+        "neuronperf baseline: region 'r' host_us regressed +50% (median 156.8 vs 104.5 µs"
+    )
+    assert slower.cell() == "regressed +50%"
+
+
+class FakeReference:
+    """Ticks 10, 20, 10, 20, ... µs: a machine that alternates between two speeds."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def tick(self) -> float:
+        self.n += 1
+        return 10.0 if self.n % 2 else 20.0
+
+
+def test_relative_is_the_low_decile_of_each_call_over_its_own_tick() -> None:
+    clock = FakeClock(cost=0)
+    costs = iter([100_000, 200_000] * 10 + [1_000_000] * 2)  # the last two: preempted
+
+    def call() -> None:
+        clock.now += next(costs)
+
+    ref = FakeReference()
+    s = sample_host(call, rounds=1, window_s=0.0049, reference=ref, clock=clock)  # type: ignore[arg-type]
+    # Each call ran at its tick's speed (100 µs at 10, 200 at 20): ten times the reference
+    # whatever the machine did, and the two preempted calls stay out of the low decile.
+    assert s.calls == 22
+    assert s.relative == [pytest.approx(10.0)]
+    assert s.reference_us == [15.0]
+    assert s.host_us == [200.0]
+
+
+def test_the_gate_prefers_the_relative_rounds_and_a_damaged_one_is_refused() -> None:
+    rel = [10.0 + 0.01 * i for i in range(10)]
+    ref = Stats.of([10.0] * 10)
+    base = replace(timed(TIMES, TIMES), reference_us=ref, host_relative=Stats.of(rel))
+    entry = Entry.of(base)
+    # Medians as measured 1.5x (a busy machine), the relative rounds unchanged: the same.
+    busy = replace(
+        timed(TIMES, [v * 1.5 for v in TIMES]), reference_us=ref, host_relative=Stats.of(rel)
+    )
+    assert compare(entry, busy, tolerance=0.1, host_timed=True).status == "same"
+    # The relative rounds 1.3x: regressed, though the medians as measured did not move.
+    slower = replace(
+        timed(TIMES, TIMES), reference_us=ref, host_relative=Stats.of([v * 1.3 for v in rel])
+    )
+    c = compare(entry, slower, tolerance=0.1, host_timed=True)
+    assert c.status == "regressed" and "host_us regressed +30% against the reference" in c.failures[0]
+    # Off: raw medians, which say nothing moved.
+    assert compare(entry, slower, tolerance=0.1, host_timed=True, use_reference=False).status == "same"
+    damaged = entry.to_dict()
+    damaged["host_relative"]["samples"][0] = 0
+    with pytest.raises(ValueError, match="host_relative samples must all be > 0"):
+        Entry.from_dict(damaged)
