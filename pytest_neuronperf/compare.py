@@ -113,6 +113,8 @@ def compare(
             fails.append(text)
         elif change.verdict == "improved":
             gains.append(text + "; run --neuron-profile-update to keep it")
+    if m.recheck_note:
+        notes.append(f"{_PREFIX}: region {region} {m.recheck_note}")
     if then_torch and now_torch and then_torch != now_torch:
         notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if fails:
@@ -129,6 +131,8 @@ def compare(
         or entry.rounds != m.rounds
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
         or (m.work is not None and entry.flops is None)
+        # Likewise an entry from before the window gains the figures the cpu gate judges.
+        or (m.host_relative is not None and entry.host_relative is None)
     )
     return Comparison(
         status,

@@ -28,8 +28,12 @@ class NeuronProfile:
         runner: Callable[[], Runner],
         rounds: int,
         warmup: int,
+        recheck: Callable[[Measurement], str | None] | None = None,
     ) -> None:
         self.test_id = test_id
+        # Says how a measurement's host time regressed against its baseline (None: it did
+        # not), so that the runner confirms it on a second window.
+        self._recheck = recheck
         self.enabled = enabled
         self._runner = runner
         self.rounds = rounds
@@ -80,6 +84,7 @@ class NeuronProfile:
             name=self._unique(name or _callable_name(fn)),
             warmup=self.warmup if warmup is None else warmup,
             rounds=self.rounds if rounds is None else rounds,
+            recheck=self._recheck,
         )
         self._record(measurement)
         return result

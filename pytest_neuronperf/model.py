@@ -97,6 +97,9 @@ class Measurement:
     # Per round, the 10th percentile of each timed call over the reference tick right before
     # it (window.py): the steadier figure the cpu gate judges. None without a reference.
     host_relative: Stats | None = None
+    # Set when the first window's host time regressed against the baseline and a second
+    # window was sampled and judged in its place (measure.py); says what the first showed.
+    recheck_note: str = ""
 
     @property
     def roofline(self) -> Roofline | None:
@@ -155,6 +158,7 @@ class Measurement:
                 self.device_reference_us.to_dict() if self.device_reference_us else None
             ),
             "host_relative": self.host_relative.to_dict() if self.host_relative else None,
+            "recheck_note": self.recheck_note,
         }
 
     @classmethod
@@ -191,6 +195,7 @@ class Measurement:
             reference_us=_stats_or_none(d.get("reference_us")),
             device_reference_us=_stats_or_none(d.get("device_reference_us")),
             host_relative=_stats_or_none(d.get("host_relative")),
+            recheck_note=str(d.get("recheck_note", "")),
         )
 
 

@@ -245,9 +245,20 @@ class NeuronPerfPlugin:
             runner=self._make_runner,
             rounds=self.settings.rounds,
             warmup=self.settings.warmup,
+            recheck=lambda m: self._host_regression(item, m),
         )
         item.stash[measurements_key] = profile.measurements
         return profile
+
+    def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
+        """How the gated host time regressed against the baseline, for the runner to confirm
+        on a second window; None when it did not, or when nothing will be judged."""
+        if self.settings.update:
+            return None
+        c = self._compare(m, item.stash.get(budgets_key, ()))
+        if c is None or c.gated != "host_us" or c.host is None or c.host.verdict != "regressed":
+            return None
+        return c.host.percent()
 
     def _trace_note(self, item: pytest.Item, regions: set[str]) -> str:
         """Where the failing regions' traces are, with --neuron-profile-trace-dir."""

@@ -271,6 +271,8 @@ def measurement_detail(m: Measurement) -> str:
             "touches fresh memory on every call (large tensors the allocator maps anew), "
             "and its times include that"
         )
+    if m.recheck_note:
+        lines.append(m.recheck_note)
     gaps = m.launch_gap_us
     if gaps:
         lines.append(
