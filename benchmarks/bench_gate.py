@@ -40,10 +40,12 @@ import torch
 
 torch.set_num_threads(1)
 INJECT = os.environ.get("BENCH_INJECT", "none")
-# More data through the same ops. RMSNorm's six small ops spend much of their time in
-# dispatch, so its rows grow 1.7x for the region to take about 25% longer; mul_sum's 1 MB is
-# data-bound, so 1.25x data is 25% more time (the table prints what each run realised).
-SCALES = {"slow": {"rmsnorm": 1.7, "mul_sum": 1.25}, "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0}}
+# More data through the same ops, enough for each region to take at least 25% longer: RMSNorm's
+# six small ops spend much of their time in dispatch, so its rows grow 1.7x (+27-36% measured);
+# mul_sum's 1.25x data realised anything from +12% to +28% from one run to the next (memory
+# bandwidth is what the neighbours share), so it gets 1.5x. The table prints what each run
+# realised, on the figure the gate judges.
+SCALES = {"slow": {"rmsnorm": 1.7, "mul_sum": 1.5}, "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0}}
 SCALE = SCALES.get(INJECT, {})
 
 
@@ -92,8 +94,8 @@ def run(
     project: Path, inject: str, extra: list[str]
 ) -> tuple[set[str], set[str], dict[str, float]]:
     """One pytest process. Returns (our failed tests, pytest-benchmark's failed tests, the
-    median of the time we gate per region as a multiple of the reference timed beside it:
-    host_us on cpu, where the device is the host)."""
+    figure our gate judges per region: on cpu the median over rounds of host_relative, the
+    low decile of each call's time over the reference tick before it)."""
     junit = project / "junit.xml"
     report = project / "report.json"
     env = dict(os.environ, BENCH_INJECT=inject, PYTHONDONTWRITEBYTECODE="1")
@@ -129,10 +131,8 @@ def run(
     relative: dict[str, float] = {}
     for record in json.loads(report.read_text())["measurements"]:
         m = record["measurement"]
-        refs = m.get("reference_us")
-        if refs:
-            ratios = [t / r for t, r in zip(m["host_us"]["samples"], refs["samples"], strict=True)]
-            relative[m["region"]] = statistics.median(ratios)
+        if m.get("host_relative"):
+            relative[m["region"]] = statistics.median(m["host_relative"]["samples"])
     return ours, theirs, relative
 
 
@@ -151,8 +151,8 @@ def main() -> None:
         compare = ["--benchmark-compare=0001", "--benchmark-compare-fail=median:10%"]
         rows = []
         n_tests = 2
-        # What each scenario did to the time, as the reference-relative device_us medians
-        # of its reruns against those of the A/A reruns: "25% more data" is not 25% more time.
+        # What each scenario did to the time, as the gated figure's medians over its reruns
+        # against those of the A/A reruns: "25% more data" is not 25% more time.
         aa_level: dict[str, float] = {}
         # (c) is caught by the exact FLOPs/bytes gate before time is even judged; (d) turns
         # counting off, so the statistical time rule alone must see the same 25%.
