@@ -9,6 +9,9 @@ both plugins on (so both see the same machine state), judged against that one ba
       shown; the exact FLOPs/bytes gate sees the extra data before time is judged)
   (d)-(f) as (c) and (a) with FLOP/byte counting off, so only the time rule can tell, and
           twice the data
+  (g) less extra data, aiming at +25% itself, time rule alone
+"second windows": how many of our measurements regressed in their first host-time window and
+were judged again on a second (measure.py); in the A/A rows each is a false failure avoided.
 
 Each rerun is a fresh process, as CI runs are: in-process reruns would share allocator and
 cache state and understate run-to-run drift. Both tools run single-threaded torch: on this
@@ -45,7 +48,13 @@ INJECT = os.environ.get("BENCH_INJECT", "none")
 # mul_sum's 1.25x data realised anything from +12% to +28% from one run to the next (memory
 # bandwidth is what the neighbours share), so it gets 1.5x. The table prints what each run
 # realised, on the figure the gate judges.
-SCALES = {"slow": {"rmsnorm": 1.7, "mul_sum": 1.5}, "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0}}
+# "near" aims at the 25% itself (+20-30% depending on the run), where a 10% tolerance with a
+# confidence interval starts to let slowdowns through.
+SCALES = {
+    "slow": {"rmsnorm": 1.7, "mul_sum": 1.5},
+    "near": {"rmsnorm": 1.5, "mul_sum": 1.3},
+    "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0},
+}
 SCALE = SCALES.get(INJECT, {})
 
 
@@ -92,10 +101,11 @@ PB_FAILED = re.compile(r"(test_pb\[\w+\]) \(\d+_\w+\) - Field 'median' has faile
 
 def run(
     project: Path, inject: str, extra: list[str]
-) -> tuple[set[str], set[str], dict[str, float]]:
+) -> tuple[set[str], set[str], dict[str, float], int]:
     """One pytest process. Returns (our failed tests, pytest-benchmark's failed tests, the
     figure our gate judges per region: on cpu the median over rounds of host_relative, the
-    low decile of each call's time over the reference tick before it)."""
+    low decile of each call's time over the reference tick before it; and how many of our
+    measurements needed a second window because the first one regressed)."""
     junit = project / "junit.xml"
     report = project / "report.json"
     env = dict(os.environ, BENCH_INJECT=inject, PYTHONDONTWRITEBYTECODE="1")
@@ -129,11 +139,13 @@ def run(
             print(f"  ours failed {name}: {failure.get('message', '')[:160]}", file=sys.stderr)
     theirs = set(PB_FAILED.findall(out.stdout + out.stderr))
     relative: dict[str, float] = {}
+    rechecked = 0
     for record in json.loads(report.read_text())["measurements"]:
         m = record["measurement"]
         if m.get("host_relative"):
             relative[m["region"]] = statistics.median(m["host_relative"]["samples"])
-    return ours, theirs, relative
+        rechecked += bool(m.get("recheck_note"))
+    return ours, theirs, relative, rechecked
 
 
 def main() -> None:
@@ -164,12 +176,14 @@ def main() -> None:
             ("(d) same, time rule alone: caught", "slow", opts.slow, ">= 95%", time_only),
             ("(e) A/A, time rule alone: false failures", "none", opts.aa, "0%", time_only),
             ("(f) 2x the data, time rule alone: caught", "slow2", opts.slow, ">= 95%", time_only),
+            ("(g) nearer +25%, time rule alone: caught", "near", opts.slow, "-", time_only),
         ):
-            ours_n = theirs_n = 0
+            ours_n = theirs_n = rechecks = 0
             levels: dict[str, list[float]] = {}
             for _ in range(reruns):
                 # Our failure messages go to stderr as they happen, to see why.
-                ours, theirs, relative = run(project, inject, compare + extra)
+                ours, theirs, relative, rechecked = run(project, inject, compare + extra)
+                rechecks += rechecked
                 ours_n += len(ours)
                 theirs_n += len(theirs)
                 for region, value in relative.items():
@@ -189,6 +203,7 @@ def main() -> None:
                     change,
                     f"{reruns} x {n_tests}",
                     f"{ours_n}/{total} ({100 * ours_n / total:.0f}%)",
+                    str(rechecks),
                     f"{theirs_n}/{total} ({100 * theirs_n / total:.0f}%)",
                     want,
                 ]
@@ -202,6 +217,7 @@ def main() -> None:
                 "time vs A/A",
                 "reruns x tests",
                 "pytest-neuronperf",
+                "second windows",
                 "pytest-benchmark median:10%",
                 "target (ours)",
             ],
