@@ -9,7 +9,8 @@ both plugins on (so both see the same machine state), judged against that one ba
       shown; the exact FLOPs/bytes gate sees the extra data before time is judged)
   (d)-(f) as (c) and (a) with FLOP/byte counting off, so only the time rule can tell, and
           twice the data
-  (g) less extra data, aiming at +25% itself, time rule alone
+  (g) less extra data, aiming at +25% itself, time rule alone (below it, some slowdowns pass:
+      the tolerance is 10% and the interval must clear it)
 "second windows": how many of our measurements regressed in their first host-time window and
 were judged again on a second (measure.py); in the A/A rows each is a false failure avoided.
 
@@ -17,7 +18,7 @@ Each rerun is a fresh process, as CI runs are: in-process reruns would share all
 cache state and understate run-to-run drift. Both tools run single-threaded torch: on this
 2-core box a parallel op waits milliseconds for a core another process holds.
 
-    python benchmarks/bench_gate.py [--aa 20] [--fusion 5] [--slow 20]
+    python benchmarks/bench_gate.py [--aa 20] [--fusion 5] [--slow 20] [--only abcdefg]
 """
 
 from __future__ import annotations
@@ -48,11 +49,11 @@ INJECT = os.environ.get("BENCH_INJECT", "none")
 # mul_sum's 1.25x data realised anything from +12% to +28% from one run to the next (memory
 # bandwidth is what the neighbours share), so it gets 1.5x. The table prints what each run
 # realised, on the figure the gate judges.
-# "near" aims at the 25% itself (+20-30% depending on the run), where a 10% tolerance with a
-# confidence interval starts to let slowdowns through.
+# "near" aims at the 25% itself (1.5x and 1.3x data realised +20% and +17% in one run), where
+# a 10% tolerance with a confidence interval starts to let slowdowns through.
 SCALES = {
     "slow": {"rmsnorm": 1.7, "mul_sum": 1.5},
-    "near": {"rmsnorm": 1.5, "mul_sum": 1.3},
+    "near": {"rmsnorm": 1.6, "mul_sum": 1.4},
     "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0},
 }
 SCALE = SCALES.get(INJECT, {})
@@ -153,6 +154,9 @@ def main() -> None:
     parser.add_argument("--aa", type=int, default=20)
     parser.add_argument("--fusion", type=int, default=5)
     parser.add_argument("--slow", type=int, default=20)
+    parser.add_argument(
+        "--only", default="abcdefg", help="the scenarios to run, by letter (a is always run)"
+    )
     opts = parser.parse_args()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench_gate_") as tmp:
@@ -176,8 +180,11 @@ def main() -> None:
             ("(d) same, time rule alone: caught", "slow", opts.slow, ">= 95%", time_only),
             ("(e) A/A, time rule alone: false failures", "none", opts.aa, "0%", time_only),
             ("(f) 2x the data, time rule alone: caught", "slow2", opts.slow, ">= 95%", time_only),
-            ("(g) nearer +25%, time rule alone: caught", "near", opts.slow, "-", time_only),
+            ("(g) about +25%, time rule alone: caught", "near", opts.slow, "-", time_only),
         ):
+            # (a) sets the level the others' time changes are read against.
+            if label[1] not in opts.only + "a":
+                continue
             ours_n = theirs_n = rechecks = 0
             levels: dict[str, list[float]] = {}
             for _ in range(reruns):
