@@ -113,8 +113,6 @@ def compare(
             fails.append(text)
         elif change.verdict == "improved":
             gains.append(text + "; run --neuron-profile-update to keep it")
-    if m.recheck_note:
-        notes.append(f"{_PREFIX}: region {region} {m.recheck_note}")
     if then_torch and now_torch and then_torch != now_torch:
         notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if fails:
