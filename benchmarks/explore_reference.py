@@ -8,7 +8,13 @@ call/tick for: the memory tick, the dispatch tick, their sum, and raw call times
 each figure's spread (sd and range, relative to the median) over the processes; the lower,
 the better the reference follows the machine for that region.
 
-    python benchmarks/explore_reference.py [--processes 10] [--rows 16 64]
+    python benchmarks/explore_reference.py [--processes 10] [--rows 16 64] [--spread 1800]
+
+``--spread S`` starts the processes evenly over S seconds, to see the drift of tens of
+minutes that an A/A rerun against a baseline recorded earlier meets; it also prints, per
+figure, how many processes came out more than 10% above the first one (a gate's false
+failures if the first were the baseline), and the same for "either": a change counted only
+when both the memory and the dispatch figures show it.
 """
 
 from __future__ import annotations
@@ -81,14 +87,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--rows", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--spread", type=float, default=0.0)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child is not None:
         print(json.dumps(one_process(opts.child)))
         return
     for rows in opts.rows:
-        runs = [
-            json.loads(
+        runs = []
+        start = time.monotonic()
+        for i in range(opts.processes):
+            time.sleep(max(0.0, start + i * opts.spread / opts.processes - time.monotonic()))
+            run = json.loads(
                 subprocess.run(
                     [sys.executable, __file__, "--child", str(rows)],
                     capture_output=True,
@@ -98,8 +108,15 @@ def main() -> None:
                 .stdout.strip()
                 .splitlines()[-1]
             )
-            for _ in range(opts.processes)
-        ]
+            runs.append(run)
+            print(
+                f"{time.monotonic() - start:7.0f}s "
+                + " ".join(
+                    f"{region}:" + "/".join(f"{run[region][f]:.3g}" for f in FIGURES)
+                    for region in run
+                ),
+                flush=True,
+            )
         for region in runs[0]:
             cells = []
             for figure in FIGURES:
@@ -110,6 +127,15 @@ def main() -> None:
                     f"({min(values) / mid - 1:+.0%}..{max(values) / mid - 1:+.0%})"
                 )
             print(f"{rows}x1024 {region}: " + "; ".join(cells))
+            over = {
+                f: sum(run[region][f] > 1.1 * runs[0][region][f] for run in runs[1:])
+                for f in FIGURES
+            }
+            over["either"] = sum(
+                min(run[region][f] / runs[0][region][f] for f in ("memory", "dispatch")) > 1.1
+                for run in runs[1:]
+            )
+            print(f"  >10% above the first of {len(runs) - 1}: {over}", flush=True)
 
 
 if __name__ == "__main__":

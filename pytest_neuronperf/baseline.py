@@ -69,6 +69,9 @@ class Entry:
     # Per round, the low decile of the calls' times in reference units (window.py): what the
     # cpu gate judges. None for entries recorded before it existed or without a reference.
     host_relative: Stats | None = None
+    # The same two against the dispatch-bound tick (reference.py).
+    dispatch_reference_us: Stats | None = None
+    host_relative_dispatch: Stats | None = None
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -87,6 +90,8 @@ class Entry:
             reference_us=m.reference_us,
             device_reference_us=m.device_reference_us,
             host_relative=m.host_relative,
+            dispatch_reference_us=m.dispatch_reference_us,
+            host_relative_dispatch=m.host_relative_dispatch,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,6 +109,8 @@ class Entry:
             **_optional_stats("reference_us", self.reference_us),
             **_optional_stats("device_reference_us", self.device_reference_us),
             **_optional_stats("host_relative", self.host_relative),
+            **_optional_stats("dispatch_reference_us", self.dispatch_reference_us),
+            **_optional_stats("host_relative_dispatch", self.host_relative_dispatch),
             "per_op": {
                 r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
             },
@@ -128,6 +135,8 @@ class Entry:
             reference_us=_reference(d, "reference_us"),
             device_reference_us=_reference(d, "device_reference_us"),
             host_relative=_reference(d, "host_relative"),
+            dispatch_reference_us=_reference(d, "dispatch_reference_us"),
+            host_relative_dispatch=_reference(d, "host_relative_dispatch"),
         )
 
 

@@ -3,7 +3,8 @@ Pure: no pytest, no I/O. The verdict carries the sentences that fail the test.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from .analysis import op_diff_text
 from .baseline import Entry
@@ -98,13 +99,15 @@ def compare(
     # Another torch may run the reference itself faster or slower: raw times then.
     by_reference = use_reference and then_torch == now_torch
     changes: dict[str, TimeChange] = {}
-    for metric, then_t, now_t, then_ref, now_ref, relative, judged in (
+    for metric, then_t, now_t, then_ref, now_ref, judged in (
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
-         m.device_reference_us, None, not host_timed),
+         m.device_reference_us, not host_timed),
         ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
-         (entry.host_relative, m.host_relative), compare_host or host_timed),
+         compare_host or host_timed),
     ):  # fmt: skip
-        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference, relative)
+        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
+        if metric == "host_us" and by_reference:
+            change = _judge_relative(entry, m, tolerance) or change
         changes[metric] = change
         if not judged:
             continue
@@ -131,6 +134,7 @@ def compare(
         or (m.work is not None and entry.flops is None)
         # Likewise an entry from before the window gains the figures the cpu gate judges.
         or (m.host_relative is not None and entry.host_relative is None)
+        or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)
     )
     return Comparison(
         status,
@@ -153,23 +157,54 @@ def _judge(
     now_ref: Stats | None,
     tolerance: float,
     by_reference: bool,
-    relative: tuple[Stats | None, Stats | None] | None = None,
 ) -> tuple[TimeChange, _Refs]:
     """The time verdict, on rounds as multiples of their reference where both sides were
-    timed beside one (the references returned then), else on raw rounds. ``relative``: the
-    rounds already in reference units (window.py), preferred where both sides have them."""
+    timed beside one (the references returned then), else on raw rounds."""
     if by_reference and then_ref is not None and now_ref is not None:
         # At the baseline's machine speed, so that medians read as µs.
         scale = then_ref.median
-        if relative is not None and relative[0] is not None and relative[1] is not None:
-            b_rel = [v * scale for v in relative[0].samples]
-            c_rel = [v * scale for v in relative[1].samples]
-            return compare_times(b_rel, c_rel, tolerance), (then_ref, now_ref)
         b = against_reference(then.samples, then_ref.samples, scale)
         c = against_reference(now.samples, now_ref.samples, scale)
         if b is not None and c is not None:
             return compare_times(b, c, tolerance), (then_ref, now_ref)
     return compare_times(then.samples, now.samples, tolerance), None
+
+
+def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChange | None:
+    """Host time from the window's rounds already in reference units (window.py), where
+    both sides have them; None where they do not (entries from before the window).
+
+    Against both reference ticks where both sides have both, a change counts only when the
+    two agree: a drift that slowed what one tick times and not the other moves the region
+    against that one only, while a slower region moves against both. The figure reported
+    is the smaller change of the two, its reason names both."""
+    against: list[tuple[str, TimeChange]] = []
+    for kind, then_ref, then_rel, now_rel in (
+        ("memory-bound", entry.reference_us, entry.host_relative, m.host_relative),
+        ("dispatch-bound", entry.dispatch_reference_us, entry.host_relative_dispatch,
+         m.host_relative_dispatch),
+    ):  # fmt: skip
+        if then_ref is None or then_rel is None or now_rel is None:
+            continue
+        # At the baseline's speed of that reference, so that medians read as µs.
+        scale = then_ref.median
+        then_us = [v * scale for v in then_rel.samples]
+        now_us = [v * scale for v in now_rel.samples]
+        against.append((kind, compare_times(then_us, now_us, tolerance)))
+    if len(against) < 2:
+        return against[0][1] if against else None
+    (_, first), (_, second) = against
+    if first.verdict == "unjudged" or second.verdict == "unjudged":
+        return first
+    # The one nearer no change, on a log scale, is the one the verdict rests on.
+    nearer = min((first, second), key=_distance)
+    verdict = first.verdict if first.verdict == second.verdict else "same"
+    reason = "; ".join(f"{kind} reference {c.percent()}" for kind, c in against)
+    return replace(nearer, verdict=verdict, reason=reason)
+
+
+def _distance(c: TimeChange) -> float:
+    return abs(math.log(c.ratio)) if c.ratio > 0 else math.inf
 
 
 def _time_sentence(
@@ -183,6 +218,8 @@ def _time_sentence(
         # are as measured, so a reader sees both.
         against = " against the reference workload"
         measured += f" as measured, reference {refs[1].median:,.1f} vs {refs[0].median:,.1f} µs"
+    if c.reason and c.verdict != "unjudged":
+        against = f" against both reference workloads ({c.reason}; judged on the smaller)"
     return (
         f"{_PREFIX}: region {region} {metric} {word} {c.percent()}{against} "
         f"({measured}, {c.interval()}, tolerance {c.tolerance * 100:g}%)"

@@ -431,4 +431,6 @@ def _host_fields(s: HostSamples, window: float) -> dict[str, Any]:
         "window_s": window,
         "reference_us": Stats.of(s.reference_us) if s.reference_us else None,
         "host_relative": Stats.of(s.relative) if s.relative else None,
+        "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,
+        "host_relative_dispatch": (Stats.of(s.relative_dispatch) if s.relative_dispatch else None),
     }

@@ -97,6 +97,10 @@ class Measurement:
     # Per round, the 10th percentile of each timed call over the reference tick right before
     # it (window.py): the steadier figure the cpu gate judges. None without a reference.
     host_relative: Stats | None = None
+    # The same against the dispatch-bound reference tick, which tiny regions follow better;
+    # the cpu gate calls a regression only when both agree (compare.py).
+    dispatch_reference_us: Stats | None = None
+    host_relative_dispatch: Stats | None = None
     # Set when the first window's host time regressed against the baseline and a second
     # window was sampled and judged in its place (measure.py); says what the first showed.
     recheck_note: str = ""
@@ -158,6 +162,12 @@ class Measurement:
                 self.device_reference_us.to_dict() if self.device_reference_us else None
             ),
             "host_relative": self.host_relative.to_dict() if self.host_relative else None,
+            "dispatch_reference_us": (
+                self.dispatch_reference_us.to_dict() if self.dispatch_reference_us else None
+            ),
+            "host_relative_dispatch": (
+                self.host_relative_dispatch.to_dict() if self.host_relative_dispatch else None
+            ),
             "recheck_note": self.recheck_note,
         }
 
@@ -195,6 +205,8 @@ class Measurement:
             reference_us=_stats_or_none(d.get("reference_us")),
             device_reference_us=_stats_or_none(d.get("device_reference_us")),
             host_relative=_stats_or_none(d.get("host_relative")),
+            dispatch_reference_us=_stats_or_none(d.get("dispatch_reference_us")),
+            host_relative_dispatch=_stats_or_none(d.get("host_relative_dispatch")),
             recheck_note=str(d.get("recheck_note", "")),
         )
 

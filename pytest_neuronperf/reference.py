@@ -16,6 +16,14 @@ user's thread pool, and with no fresh output (a fresh 128 KB output sits on glib
 threshold and was slowed by page faults in some processes and not others). Measured across
 ten processes it tracked RMSNorm as well as the multiply-and-sum did (ratio ranges 1.21x and
 1.27x).
+
+A second, dispatch-bound tick (the same multiply on 8 floats: all framework, no data) follows
+what the first misses. Tiny regions of a few small ops cost what the dispatcher costs, and
+over tens of minutes on these VMs that moved on its own: RMSNorm 16x1024 in ten fresh
+processes kept a steady ratio to the dispatch tick (sd 0.7%) while its ratio to the memory
+tick varied 11% (benchmarks/explore_reference.py). Which tick a region follows depends on
+the region, so window.py keeps the region against both and compare.py calls a regression
+only when both agree.
 """
 
 from __future__ import annotations
@@ -26,29 +34,48 @@ from statistics import median
 from typing import Any
 
 _ELEMENTS = 2**15
+_DISPATCH_ELEMENTS = 8
 CALLS_PER_TICK = 3
 
 
 class Reference:
-    """Times the reference workload; one per session, its tensors allocated once."""
+    """Times the reference workloads; one per session, their tensors allocated once."""
 
     def __init__(self) -> None:
-        import torch
-
-        x, y, out = torch.ones(_ELEMENTS), torch.full((_ELEMENTS,), 2.0), torch.empty(_ELEMENTS)
-        self._fn: Callable[[], Any] = lambda: torch.mul(x, y, out=out)
-        for _ in range(20):
-            self._fn()
+        self._memory = _multiply(_ELEMENTS)
+        self._dispatch = _multiply(_DISPATCH_ELEMENTS)
 
     def tick(self) -> float:
-        """The median of a few timed calls, in µs: one figure for the round that follows."""
-        clock = time.perf_counter_ns
-        samples = []
-        for _ in range(CALLS_PER_TICK):
-            t0 = clock()
-            self._fn()
-            samples.append((clock() - t0) / 1e3)
-        return median(samples)
+        """The memory-bound workload: the median of a few timed calls, in µs, as one figure
+        for the round or call that follows."""
+        return _tick(self._memory)
+
+    def dispatch_tick(self) -> float:
+        """The dispatch-bound workload, timed the same way."""
+        return _tick(self._dispatch)
+
+
+def _multiply(elements: int) -> Callable[[], Any]:
+    import torch
+
+    x, y, out = torch.ones(elements), torch.full((elements,), 2.0), torch.empty(elements)
+
+    def fn() -> Any:
+        return torch.mul(x, y, out=out)
+
+    for _ in range(20):
+        fn()
+    return fn
+
+
+def _tick(fn: Callable[[], Any]) -> float:
+    clock = time.perf_counter_ns
+    samples = []
+    for _ in range(CALLS_PER_TICK):
+        t0 = clock()
+        fn()
+        samples.append((clock() - t0) / 1e3)
+    return median(samples)
 
 
 def against_reference(

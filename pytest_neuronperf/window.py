@@ -18,6 +18,10 @@ multiply-and-sum): that figure varied 2.5-2.8% (sd) between windows, the median 
 decile is what the code costs when it runs, and a slower kernel moves it as much as the median
 (+36% and +19% against +32% and +21% for the injected slowdowns). The minimum is no good: one
 lucky or unlucky reference tick makes it swing by half.
+
+Each call is divided by two ticks (reference.py): the memory-bound one above and a
+dispatch-bound one, which tiny regions of a few small ops follow better. ``relative`` and
+``relative_dispatch`` are the same summary against each; compare.py needs both to agree.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ class HostSamples:
     host_us: list[float]  # one per round
     reference_us: list[float]  # one per round, or empty without a reference
     relative: list[float]  # one per round: the calls' low decile in reference units, or empty
+    dispatch_us: list[float]  # the same two for the dispatch-bound tick
+    relative_dispatch: list[float]
     calls: int
     result: Any  # what the last call returned: the fixture hands it back to the test
 
@@ -54,8 +60,8 @@ def sample_host(
     callable slower than its share of the window is timed once per round. With no window,
     one call per round."""
     host: list[float] = []
-    refs: list[float] = []
-    relative: list[float] = []
+    refs: dict[str, list[float]] = {"memory": [], "dispatch": []}
+    relative: dict[str, list[float]] = {"memory": [], "dispatch": []}
     calls = 0
     result: Any = None
     start = clock()
@@ -64,10 +70,11 @@ def sample_host(
         # Ends fixed from the start: one slow block does not push the rest later.
         end = start + (block + 1) * block_ns
         times: list[float] = []
-        ticks: list[float] = []
+        ticks: dict[str, list[float]] = {"memory": [], "dispatch": []}
         while True:
             if reference is not None:
-                ticks.append(reference.tick())
+                ticks["memory"].append(reference.tick())
+                ticks["dispatch"].append(reference.dispatch_tick())
             t0 = clock()
             result = call()
             times.append((clock() - t0) / 1e3)
@@ -75,8 +82,17 @@ def sample_host(
                 break
         calls += len(times)
         host.append(median(times))
-        if ticks and all(t > 0 for t in ticks):
-            refs.append(median(ticks))
-            ratios = sorted(t / k for t, k in zip(times, ticks, strict=True))
-            relative.append(quantile(ratios, RELATIVE_QUANTILE))
-    return HostSamples(host, refs, relative, calls, result)
+        for kind, kind_ticks in ticks.items():
+            if kind_ticks and all(t > 0 for t in kind_ticks):
+                refs[kind].append(median(kind_ticks))
+                ratios = sorted(t / k for t, k in zip(times, kind_ticks, strict=True))
+                relative[kind].append(quantile(ratios, RELATIVE_QUANTILE))
+    return HostSamples(
+        host,
+        refs["memory"],
+        relative["memory"],
+        refs["dispatch"],
+        relative["dispatch"],
+        calls,
+        result,
+    )

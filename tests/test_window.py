@@ -71,6 +71,8 @@ def test_a_slow_stretch_does_not_push_later_rounds_out_of_the_window() -> None:
 def test_the_reference_is_ticked_before_every_call_and_paired_per_round() -> None:
     s = sample_host(lambda: None, rounds=3, window_s=0.03, reference=Reference())
     assert len(s.reference_us) == 3 and all(r > 0 for r in s.reference_us)
+    assert len(s.dispatch_us) == 3 and all(r > 0 for r in s.dispatch_us)
+    assert len(s.relative) == len(s.relative_dispatch) == 3
     assert s.calls >= 3
 
 
@@ -140,7 +142,8 @@ def test_host_timed_backends_gate_host_time_not_the_profiled_device_time() -> No
 
 
 class FakeReference:
-    """Ticks 10, 20, 10, 20, ... µs: a machine that alternates between two speeds."""
+    """The memory tick goes 10, 20, 10, 20, ... µs: a machine that alternates between two
+    speeds; the dispatch tick stays at 5 µs, blind to it."""
 
     def __init__(self) -> None:
         self.n = 0
@@ -148,6 +151,9 @@ class FakeReference:
     def tick(self) -> float:
         self.n += 1
         return 10.0 if self.n % 2 else 20.0
+
+    def dispatch_tick(self) -> float:
+        return 5.0
 
 
 def test_relative_is_the_low_decile_of_each_call_over_its_own_tick() -> None:
@@ -165,6 +171,9 @@ def test_relative_is_the_low_decile_of_each_call_over_its_own_tick() -> None:
     assert s.relative == [pytest.approx(10.0)]
     assert s.reference_us == [15.0]
     assert s.host_us == [200.0]
+    # Against the blind tick only the fast calls' 100 µs make the low decile: 100 / 5.
+    assert s.relative_dispatch == [pytest.approx(20.0)]
+    assert s.dispatch_us == [5.0]
 
 
 def test_the_gate_prefers_the_relative_rounds_and_a_damaged_one_is_refused() -> None:
@@ -235,3 +244,56 @@ def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
         work, (x,), {}, test_id="t", name="calm", warmup=1, rounds=5, recheck=lambda m: None
     )
     assert calm.recheck_note == ""
+
+
+def two_ticks(memory: float, dispatch: float) -> Measurement:
+    """A host-timed measurement whose relative rounds are ``memory`` and ``dispatch`` times
+    a steady base, against a memory tick of 10 µs and a dispatch tick of 2 µs."""
+    rel = [10.0 + 0.01 * i for i in range(10)]
+    return replace(
+        timed(TIMES, TIMES),
+        reference_us=Stats.of([10.0] * 10),
+        host_relative=Stats.of([v * memory for v in rel]),
+        dispatch_reference_us=Stats.of([2.0] * 10),
+        host_relative_dispatch=Stats.of([v * 5 * dispatch for v in rel]),
+    )
+
+
+def test_a_host_regression_must_show_against_both_reference_ticks() -> None:
+    entry = Entry.of(two_ticks(1.0, 1.0))
+    # Slower against both: regressed, on the smaller change, and the sentence names both.
+    c = compare(entry, two_ticks(1.3, 1.5), tolerance=0.1, host_timed=True)
+    assert c.status == "regressed"
+    assert c.host is not None and c.host.ratio == pytest.approx(1.3)
+    assert (
+        "host_us regressed +30% against both reference workloads (memory-bound reference "
+        "+30%; dispatch-bound reference +50%; judged on the smaller)"
+    ) in c.failures[0]
+    assert c.cell() == "regressed +30%"
+    # Against one tick only: a drift of what the other times, not the region. Both ways.
+    for memory, dispatch in ((1.4, 1.0), (1.0, 1.4), (1.4, 0.7)):
+        c = compare(entry, two_ticks(memory, dispatch), tolerance=0.1, host_timed=True)
+        assert c.status == "same", (memory, dispatch)
+        assert not c.failures
+    # Faster against both: improved, again on the change nearer none.
+    c = compare(entry, two_ticks(0.7, 0.6), tolerance=0.1, host_timed=True)
+    assert c.status == "improved" and c.host is not None
+    assert c.host.ratio == pytest.approx(0.7)
+
+
+def test_an_entry_without_the_dispatch_tick_is_judged_on_the_memory_tick_and_rewritten() -> None:
+    current = two_ticks(1.4, 1.0)
+    older = Entry.of(replace(two_ticks(1.0, 1.0), host_relative_dispatch=None))
+    c = compare(older, current, tolerance=0.1, host_timed=True)
+    assert c.status == "regressed"
+    assert "host_us regressed +40% against the reference workload (" in c.failures[0]
+    assert c.needs_write
+    assert not compare(Entry.of(current), current, tolerance=0.1, host_timed=True).needs_write
+    damaged = Entry.of(current).to_dict()
+    damaged["host_relative_dispatch"]["samples"][3] = -1
+    with pytest.raises(ValueError, match="host_relative_dispatch samples must all be > 0"):
+        Entry.from_dict(damaged)
+    damaged = Entry.of(current).to_dict()
+    damaged["dispatch_reference_us"]["samples"][0] = 0
+    with pytest.raises(ValueError, match="dispatch_reference_us samples must all be > 0"):
+        Entry.from_dict(damaged)
