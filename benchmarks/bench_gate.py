@@ -11,6 +11,8 @@ both plugins on (so both see the same machine state), judged against that one ba
           twice the data
   (g) less extra data, aiming at +25% itself, time rule alone (below it, some slowdowns pass:
       the tolerance is 10% and the interval must clear it)
+"time vs A/A": what a scenario did to the figures the gate judges, against the memory-bound
+reference tick and, marked (d), the dispatch-bound one; a regression must show in both.
 "second windows": how many of our measurements regressed in their first host-time window and
 were judged again on a second (measure.py); in the A/A rows each is a false failure avoided.
 
@@ -104,8 +106,9 @@ def run(
     project: Path, inject: str, extra: list[str]
 ) -> tuple[set[str], set[str], dict[str, float], int]:
     """One pytest process. Returns (our failed tests, pytest-benchmark's failed tests, the
-    figure our gate judges per region: on cpu the median over rounds of host_relative, the
-    low decile of each call's time over the reference tick before it; and how many of our
+    figures our gate judges per region: on cpu the median over rounds of host_relative, the
+    low decile of each call's time over the reference tick before it, and the same against
+    the dispatch-bound tick as "<region> (d)"; and how many of our
     measurements needed a second window because the first one regressed)."""
     junit = project / "junit.xml"
     report = project / "report.json"
@@ -143,8 +146,9 @@ def run(
     rechecked = 0
     for record in json.loads(report.read_text())["measurements"]:
         m = record["measurement"]
-        if m.get("host_relative"):
-            relative[m["region"]] = statistics.median(m["host_relative"]["samples"])
+        for key, suffix in (("host_relative", ""), ("host_relative_dispatch", " (d)")):
+            if m.get(key):
+                relative[m["region"] + suffix] = statistics.median(m[key]["samples"])
         rechecked += bool(m.get("recheck_note"))
     return ours, theirs, relative, rechecked
 
