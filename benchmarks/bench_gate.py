@@ -11,8 +11,8 @@ both plugins on (so both see the same machine state), judged against that one ba
           twice the data
   (g) less extra data, aiming at +25% itself, time rule alone (below it, some slowdowns pass:
       the tolerance is 10% and the interval must clear it)
-"time vs A/A": what a scenario did to the figures the gate judges, against the memory-bound
-reference tick and, marked (d), the dispatch-bound one; a regression must show in both.
+"time vs A/A": what a scenario did to the figures the gate judges, per region against the
+memory-bound reference tick / the dispatch-bound one; a regression must show in both.
 "second windows": how many of our measurements regressed in their first host-time window and
 were judged again on a second (measure.py); in the A/A rows each is a false failure avoided.
 
@@ -212,10 +212,16 @@ def main() -> None:
             level = {k: statistics.median(v) for k, v in levels.items()}
             if inject == "none" and not aa_level:
                 aa_level = level
+            # Per region: against the memory tick / against the dispatch tick.
             change = ", ".join(
-                f"{k} {(v / aa_level[k] - 1) * 100:+.0f}%"
-                for k, v in sorted(level.items())
-                if aa_level.get(k)
+                f"{k} "
+                + "/".join(
+                    f"{(level[key] / aa_level[key] - 1) * 100:+.0f}%"
+                    for key in (k, f"{k} (d)")
+                    if aa_level.get(key) and key in level
+                )
+                for k in sorted(level)
+                if not k.endswith(" (d)")
             )
             total = reruns * n_tests
             rows.append(
