@@ -199,7 +199,7 @@ def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChang
     # The one nearer no change, on a log scale, is the one the verdict rests on.
     nearer = min((first, second), key=_distance)
     verdict = first.verdict if first.verdict == second.verdict else "same"
-    reason = "; ".join(f"{kind} reference {c.percent()}" for kind, c in against)
+    reason = ", ".join(f"{kind} {c.percent()}" for kind, c in against)
     return replace(nearer, verdict=verdict, reason=reason)
 
 
@@ -219,7 +219,8 @@ def _time_sentence(
         against = " against the reference workload"
         measured += f" as measured, reference {refs[1].median:,.1f} vs {refs[0].median:,.1f} µs"
     if c.reason and c.verdict != "unjudged":
-        against = f" against both reference workloads ({c.reason}; judged on the smaller)"
+        against = " against both reference workloads"
+        measured = f"{c.reason}: judged on the smaller; {measured}"
     return (
         f"{_PREFIX}: region {region} {metric} {word} {c.percent()}{against} "
         f"({measured}, {c.interval()}, tolerance {c.tolerance * 100:g}%)"
