@@ -39,6 +39,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -154,13 +155,21 @@ def run(
     theirs = set(PB_FAILED.findall(out.stdout + out.stderr))
     relative: dict[str, float] = {}
     rechecked = 0
-    for record in json.loads(report.read_text())["measurements"]:
+    for record in report_rows(report):
         m = record["measurement"]
         for key, suffix in (("host_relative", ""), ("host_relative_dispatch", " (d)")):
             if m.get(key):
                 relative[m["region"] + suffix] = statistics.median(m[key]["samples"])
         rechecked += bool(m.get("recheck_note"))
+    # Each region's verdict against the baseline, as the table's baseline column says it.
+    cells = (f"{r['measurement']['region']} {r['baseline_cell']}" for r in report_rows(report))
+    print("  " + ", ".join(cells), file=sys.stderr)
     return ours, theirs, relative, rechecked
+
+
+def report_rows(report: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads(report.read_text())["measurements"]
+    return rows
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ from .progress import Writer, phase
 from .reference import Reference
 from .settle import Settled, page_faults, settle
 from .stats import Stats
-from .window import HostSamples, sample_host
+from .window import HostSamples, pooled, sample_host
 
 
 class MeasureError(RuntimeError):
@@ -62,10 +62,13 @@ class Runner:
         count_work: bool = True,
         reference: bool = True,
         window: float = 0.0,
+        record_windows: int = 1,
     ) -> None:
         self.backend = backend
         # Seconds over which host time is sampled (window.py).
         self.window = window
+        # Windows pooled per measurement when recording baselines (window.pooled).
+        self.record_windows = record_windows
         # Device backends time the device: how busy the host is moves their figures little.
         self.use_reference = reference and backend.mode == "host"
         self._reference: Reference | None = None
@@ -158,7 +161,13 @@ class Runner:
             sync()
             return out
 
-        return sample_host(timed, rounds, self.window, self._reference_timer())
+        windows = max(1, self.record_windows) if self.window else 1
+        return pooled(
+            [
+                sample_host(timed, rounds, self.window, self._reference_timer())
+                for _ in range(windows)
+            ]
+        )
 
     def _recheck(
         self,
@@ -265,7 +274,10 @@ class Runner:
         settled = settle(call, warmup_faults) if warmup else Settled(0, None)
         reference = self._reference_timer()
         device_refs: list[float] = []
+        windows = max(1, self.record_windows)
         span = f" over {self.window:g} s" if self.window else ""
+        if self.window and windows > 1:
+            span = f" over {windows} windows of {self.window:g} s (recording a baseline)"
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
             sampled = self._sample_host(fn, args, kwargs, rounds)
         result = sampled.result
@@ -428,7 +440,7 @@ def _host_fields(s: HostSamples, window: float) -> dict[str, Any]:
     """The Measurement fields one host window fills in."""
     return {
         "host_calls": s.calls,
-        "window_s": window,
+        "window_s": window * s.windows,
         "reference_us": Stats.of(s.reference_us) if s.reference_us else None,
         "host_relative": Stats.of(s.relative) if s.relative else None,
         "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,

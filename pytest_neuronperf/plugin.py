@@ -125,6 +125,7 @@ class NeuronPerfPlugin:
         if self._runner is None:
             from . import backends
             from .measure import Runner
+            from .window import RECORD_WINDOWS
 
             try:
                 backend, self.backend_note = backends.select(self.settings.backend)
@@ -147,6 +148,8 @@ class NeuronPerfPlugin:
                 count_work=self.settings.count_work,
                 reference=self.settings.reference,
                 window=self.settings.window,
+                # A baseline is one recording that every later run is judged against.
+                record_windows=RECORD_WINDOWS if self.settings.update else 1,
             )
         return self._runner
 

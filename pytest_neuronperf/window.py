@@ -47,6 +47,11 @@ class HostSamples:
     relative_dispatch: list[float]
     calls: int
     result: Any  # what the last call returned: the fixture hands it back to the test
+    windows: int = 1  # more when pooled
+
+
+# Windows pooled per measurement when recording a baseline (--neuron-profile-update).
+RECORD_WINDOWS = 3
 
 
 def sample_host(
@@ -95,4 +100,31 @@ def sample_host(
         relative["dispatch"],
         calls,
         result,
+    )
+
+
+def pooled(windows: list[HostSamples]) -> HostSamples:
+    """Several windows as one: per round, the median of the windows' figures for that round
+    (so the round count stays what it was); calls add up; the last window's result.
+
+    For recording a baseline: one window is one draw of the machine's moment, and a baseline
+    that caught a lucky or unlucky one shifts every later verdict by as much."""
+    if len(windows) == 1:
+        return windows[0]
+
+    def per_round(field: str) -> list[float]:
+        columns = [getattr(w, field) for w in windows]
+        if any(len(c) != len(columns[0]) for c in columns):
+            return []
+        return [median(values) for values in zip(*columns, strict=True)]
+
+    return HostSamples(
+        per_round("host_us"),
+        per_round("reference_us"),
+        per_round("relative"),
+        per_round("dispatch_us"),
+        per_round("relative_dispatch"),
+        sum(w.calls for w in windows),
+        windows[-1].result,
+        sum(w.windows for w in windows),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 
@@ -17,7 +18,7 @@ from pytest_neuronperf.reference import Reference
 from pytest_neuronperf.report import measurement_detail
 from pytest_neuronperf.settings import SettingError, resolve
 from pytest_neuronperf.stats import Stats
-from pytest_neuronperf.window import sample_host
+from pytest_neuronperf.window import RECORD_WINDOWS, HostSamples, pooled, sample_host
 
 
 class FakeClock:
@@ -297,3 +298,45 @@ def test_an_entry_without_the_dispatch_tick_is_judged_on_the_memory_tick_and_rew
     damaged["dispatch_reference_us"]["samples"][0] = 0
     with pytest.raises(ValueError, match="dispatch_reference_us samples must all be > 0"):
         Entry.from_dict(damaged)
+
+
+def test_pooled_windows_take_each_rounds_median_and_keep_the_round_count() -> None:
+    def window(scale: float, calls: int) -> HostSamples:
+        rounds = [1.0, 2.0, 3.0]
+        return HostSamples(
+            [v * scale for v in rounds],
+            [10.0] * 3,
+            [v * scale for v in rounds],
+            [2.0] * 3,
+            [v * scale * 5 for v in rounds],
+            calls,
+            result=scale,
+        )
+
+    # The middle window is a lucky moment, twice as fast: it does not move the pool.
+    p = pooled([window(1.0, 10), window(0.5, 20), window(1.1, 30)])
+    assert p.host_us == [1.0, 2.0, 3.0]
+    assert p.relative_dispatch == [5.0, 10.0, 15.0]
+    assert p.reference_us == [10.0] * 3
+    assert p.calls == 60 and p.windows == 3 and p.result == 1.1
+    one = window(1.0, 10)
+    assert pooled([one]) is one
+
+
+def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="""
+import torch
+
+def test_a(neuron_profile):
+    neuron_profile(torch.relu, torch.ones(64), name="relu")
+"""
+    )
+    args = ["-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-window=0.06"]
+    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), ([], 0.06)):
+        report = pytester.path / "report.json"
+        result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
+        result.assert_outcomes(passed=1)
+        (row,) = json.loads(report.read_text())["measurements"]
+        assert row["measurement"]["window_s"] == pytest.approx(seconds), extra
+        assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
