@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,12 +59,12 @@ INJECT = os.environ.get("BENCH_INJECT", "none")
 # "near" aims at the 25% itself (1.5x and 1.3x data realised +20% and +17% in one run), where
 # a 10% tolerance with a confidence interval starts to let slowdowns through.
 # "tiny" is the README example's RMSNorm, 16x1024 (about 24 µs unprofiled here): six ops that
-# are nearly all dispatch, so its time grows slowly with data (measured: 24 rows +15%, 32 rows
-# +30%, 64 rows +93%).
+# are nearly all dispatch, so its time grows slowly with data (alone: 32 rows +30%, 64 rows
+# +93%; in the gate's window 2x rows realised only +16-23%), so it gets 3x, 2.5x and 4x.
 SCALES = {
-    "slow": {"rmsnorm": 1.7, "mul_sum": 1.5, "tiny": 2.0},
-    "near": {"rmsnorm": 1.6, "mul_sum": 1.4, "tiny": 1.875},
-    "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0, "tiny": 2.0},
+    "slow": {"rmsnorm": 1.7, "mul_sum": 1.5, "tiny": 3.0},
+    "near": {"rmsnorm": 1.6, "mul_sum": 1.4, "tiny": 2.5},
+    "slow2": {"rmsnorm": 2.0, "mul_sum": 2.0, "tiny": 4.0},
 }
 SCALE = SCALES.get(INJECT, {})
 
@@ -178,6 +179,9 @@ def main() -> None:
     parser.add_argument("--fusion", type=int, default=5)
     parser.add_argument("--slow", type=int, default=20)
     parser.add_argument(
+        "--keep", type=Path, help="copy every rerun's JSON report into this directory"
+    )
+    parser.add_argument(
         "--only", default="abcdefg", help="the scenarios to run, by letter (a is always run)"
     )
     opts = parser.parse_args()
@@ -187,6 +191,9 @@ def main() -> None:
         (project / "test_workloads.py").write_text(WORKLOADS)
         (project / "pytest.ini").write_text("[pytest]\n")
         run(project, "none", ["--neuron-profile-update", "--benchmark-save=base"])
+        if opts.keep:
+            opts.keep.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(project / ".neuronperf", opts.keep / "baselines", dirs_exist_ok=True)
         compare = ["--benchmark-compare=0001", "--benchmark-compare-fail=median:10%"]
         rows = []
         n_tests = len(WORKLOAD_NAMES)
@@ -202,7 +209,7 @@ def main() -> None:
             ("(c) 25% slower (more data): caught", "slow", opts.slow, ">= 95%", []),
             ("(d) same, time rule alone: caught", "slow", opts.slow, ">= 95%", time_only),
             ("(e) A/A, time rule alone: false failures", "none", opts.aa, "0%", time_only),
-            ("(f) 2x the data, time rule alone: caught", "slow2", opts.slow, ">= 95%", time_only),
+            ("(f) 2x the data (tiny 4x), time rule alone", "slow2", opts.slow, ">= 95%", time_only),
             ("(g) about +25%, time rule alone: caught", "near", opts.slow, "-", time_only),
         ):
             # (a) sets the level the others' time changes are read against.
@@ -213,6 +220,10 @@ def main() -> None:
             for _ in range(reruns):
                 # Our failure messages go to stderr as they happen, to see why.
                 ours, theirs, relative, rechecked = run(project, inject, compare + extra)
+                if opts.keep:
+                    opts.keep.mkdir(parents=True, exist_ok=True)
+                    kept = opts.keep / f"{label[1]}-{len(list(opts.keep.glob(label[1] + '-*')))}"
+                    shutil.copy(project / "report.json", kept.with_suffix(".json"))
                 rechecks += rechecked
                 ours_n += len(ours)
                 theirs_n += len(theirs)
