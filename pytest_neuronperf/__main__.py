@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .model import Measurement, Record
 from .offline import TraceReport, report_trace
+from .record import DEFAULT_PROCESSES, record
 from .report import measurement_detail, per_op_table, summary_table
 from .trace import TraceError
 
@@ -44,6 +45,22 @@ def _parser() -> argparse.ArgumentParser:
         "the trace has device activity)",
     )
     rep.add_argument("--json", action="store_true", help="print JSON for machines")
+    rec = sub.add_parser(
+        "record",
+        help="record baselines over several pytest processes",
+        description="Runs 'pytest --neuron-profile-update ARGS' once, then "
+        "'pytest --neuron-profile-pool ARGS' in fresh processes, so that each baseline "
+        "entry spans several processes and does not carry one process's speed offset.",
+    )
+    rec.add_argument(
+        "--processes",
+        type=int,
+        default=DEFAULT_PROCESSES,
+        metavar="N",
+        help=f"recording processes (default {DEFAULT_PROCESSES}; a pooled entry keeps the "
+        "newest 5)",
+    )
+    rec.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest, after --")
     return parser
 
 
@@ -80,6 +97,14 @@ def short_kernel_name(name: str, width: int = 90) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "record":
+        if args.processes < 1:
+            print(
+                f"neuronperf: error: --processes must be >= 1, got {args.processes}",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+        return record(args.pytest_args, args.processes)
     try:
         report = report_trace(args.trace, region=args.region, mode=args.mode)
     except TraceError as exc:

@@ -17,7 +17,7 @@ import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,9 @@ class Entry:
     # The same two against the dispatch-bound tick (reference.py).
     dispatch_reference_us: Stats | None = None
     host_relative_dispatch: Stats | None = None
+    # Recording processes whose rounds the samples hold, oldest first, ``rounds`` each
+    # (--neuron-profile-pool, see pooled_with).
+    processes: int = 1
 
     @classmethod
     def of(cls, m: Measurement) -> Entry:
@@ -111,6 +114,8 @@ class Entry:
             **_optional_stats("host_relative", self.host_relative),
             **_optional_stats("dispatch_reference_us", self.dispatch_reference_us),
             **_optional_stats("host_relative_dispatch", self.host_relative_dispatch),
+            # Left out for one process, so that entries from before pooling keep their bytes.
+            **({"processes": self.processes} if self.processes != 1 else {}),
             "per_op": {
                 r.name: {"calls": r.calls, "device_us": round(r.device_us, 3)} for r in self.per_op
             },
@@ -137,7 +142,46 @@ class Entry:
             host_relative=_reference(d, "host_relative"),
             dispatch_reference_us=_reference(d, "dispatch_reference_us"),
             host_relative_dispatch=_reference(d, "host_relative_dispatch"),
+            processes=_processes(d),
         )
+
+    def pooled_with(self, new: Entry, cap: int) -> Entry | None:
+        """This entry's rounds and ``new``'s as one baseline spanning their recording
+        processes, keeping the newest ``cap`` processes; None when the two do not measure
+        the same thing (counts, work, environment, rounds or the figures kept differ), so
+        that ``new`` replaces this one instead.
+
+        Why: a process keeps an offset of its own, measured here at up to ±10% for one
+        region, so a baseline from one process is one draw of it, and every later verdict
+        moves by as much. The rounds are concatenated, not averaged: the median then sits
+        among the processes, and the bootstrap interval of the baseline widens by how far
+        they disagree."""
+        if (
+            self.ops != new.ops
+            or self.kernels != new.kernels
+            or self.op_counts != new.op_counts
+            or self.kernel_counts != new.kernel_counts
+            or self.rounds != new.rounds
+            or self.environment != new.environment
+            or (self.flops, self.bytes_moved) != (new.flops, new.bytes_moved)
+            or new.processes != 1
+            or cap < 2
+        ):
+            return None
+        keep = min(self.processes, cap - 1)
+        merged: dict[str, Stats | None] = {}
+        for name in _SAMPLED:
+            old, now = getattr(self, name), getattr(new, name)
+            if (old is None) != (now is None):
+                return None
+            if old is None or now is None:
+                merged[name] = None
+                continue
+            if old.n != self.processes * self.rounds or now.n != new.rounds:
+                # Rounds that do not split into processes cannot be dropped oldest first.
+                return None
+            merged[name] = Stats(old.samples[(self.processes - keep) * self.rounds :] + now.samples)
+        return replace(new, processes=keep + 1, **merged)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -301,6 +345,10 @@ def stale(
     return out
 
 
+# Recording processes a pooled entry keeps (--neuron-profile-pool): the newest this many.
+POOL_CAP = 5
+
+
 @dataclass(frozen=True)
 class UpdatePlan:
     """What --neuron-profile-update does to one file."""
@@ -310,22 +358,35 @@ class UpdatePlan:
     changed: tuple[Key, ...] = ()
     unchanged: tuple[Key, ...] = ()
     removed: tuple[Key, ...] = ()
+    # Entries this run's rounds were added to (--neuron-profile-pool).
+    pooled: tuple[Key, ...] = ()
 
     @property
     def touches_file(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
+        return bool(self.added or self.changed or self.removed or self.pooled)
 
 
 def plan_update(
-    current: Baselines, measured: Mapping[Key, tuple[Entry, bool]], stale_keys: Iterable[Key]
+    current: Baselines,
+    measured: Mapping[Key, tuple[Entry, bool]],
+    stale_keys: Iterable[Key],
+    *,
+    pool: bool = False,
 ) -> UpdatePlan:
     """``measured`` maps each key that ran and passed to (entry, whether it must be
-    rewritten); an entry that still holds is kept as stored, so its lines do not churn."""
-    added, changed, unchanged, updates = [], [], [], {}
+    rewritten); an entry that still holds is kept as stored, so its lines do not churn.
+    With ``pool``, a stored entry that measures the same thing gains this run's rounds as
+    one more recording process (Entry.pooled_with) whatever its times did."""
+    added, changed, unchanged, pooled, updates = [], [], [], [], {}
     for key, (entry, rewrite) in sorted(measured.items()):
-        if current.get(*key) is None:
+        stored = current.get(*key)
+        merged = stored.pooled_with(entry, POOL_CAP) if pool and stored is not None else None
+        if merged is not None:
+            pooled.append(key)
+            entry = merged
+        elif stored is None:
             added.append(key)
-        elif rewrite:
+        elif rewrite or pool:
             changed.append(key)
         else:
             unchanged.append(key)
@@ -338,6 +399,7 @@ def plan_update(
         tuple(changed),
         tuple(unchanged),
         tuple(removed),
+        tuple(pooled),
     )
 
 
@@ -427,6 +489,25 @@ def _per_op(d: Any) -> tuple[OpRow, ...]:
             OpRow(str(name), float(row.get("calls", 0)), float(row.get("device_us", 0)), 0.0)
         )
     return tuple(rows)
+
+
+# The Entry fields that hold one sample per round, pooled by Entry.pooled_with.
+_SAMPLED = (
+    "device_us",
+    "host_us",
+    "reference_us",
+    "device_reference_us",
+    "host_relative",
+    "dispatch_reference_us",
+    "host_relative_dispatch",
+)
+
+
+def _processes(d: Mapping[str, Any]) -> int:
+    value = d.get("processes", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"processes must be a whole number >= 1, got {value!r}")
+    return value
 
 
 def _optional_stats(key: str, stats: Stats | None) -> dict[str, Any]:

@@ -255,7 +255,7 @@ class NeuronPerfPlugin:
 
     def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
         """How the gated host time regressed against the baseline, for the runner to confirm
-        on a second window; None when it did not, or when nothing will be judged."""
+        on a second look; None when it did not, or when nothing will be judged."""
         if self.settings.update:
             return None
         c = self._compare(m, item.stash.get(budgets_key, ()))
@@ -406,7 +406,7 @@ class NeuronPerfPlugin:
         except BaselineError as exc:
             self.not_written = str(exc)
             return
-        self.plan = plan_update(current, passed, self.stale)
+        self.plan = plan_update(current, passed, self.stale, pool=self.settings.pool)
         if self.plan.touches_file:
             write(self.plan.result)
 

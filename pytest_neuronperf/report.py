@@ -117,7 +117,7 @@ def baseline_footer(
     elif plan is not None:
         if plan.touches_file:
             lines.append(
-                f"baselines written to {path}: {len(plan.added)} added, "
+                f"baselines written to {path}: {len(plan.added)} added, {_pooled(plan)}"
                 f"{len(plan.changed)} changed, {len(plan.removed)} stale removed, "
                 f"{len(plan.unchanged)} unchanged"
             )
@@ -294,3 +294,14 @@ def measurement_detail(m: Measurement) -> str:
 
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
+
+
+def _pooled(plan: UpdatePlan) -> str:
+    """ "2 pooled (now over 3 processes), " or nothing."""
+    spans = Counter(e.processes for k in plan.pooled if (e := plan.result.get(*k)) is not None)
+    if not spans:
+        return ""
+    over = ", ".join(f"{n} now over {p} processes" for p, n in sorted(spans.items()))
+    if len(spans) == 1:
+        over = f"now over {next(iter(spans))} processes"
+    return f"{len(plan.pooled)} pooled ({over}), "

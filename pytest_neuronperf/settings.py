@@ -193,6 +193,19 @@ SPECS: tuple[Spec, ...] = (
         is_flag=True,
     ),
     Spec(
+        "pool",
+        "--neuron-profile-pool",
+        "neuron_profile_pool",
+        "NEURONPERF_POOL",
+        _bool,
+        False,
+        "record as --neuron-profile-update does, but add this run's rounds to a stored entry "
+        "that measures the same thing, as one more recording process (the newest 5 are "
+        "kept): a baseline over several processes does not carry one process's offset; "
+        "'python -m pytest_neuronperf record --processes 3 -- ARGS' runs them",
+        is_flag=True,
+    ),
+    Spec(
         "tolerance",
         "--neuron-profile-tolerance",
         "neuron_profile_tolerance",
@@ -287,6 +300,7 @@ class Settings:
     trace_dir: Path | None = None
     profile_dir: Path | None = None
     update: bool = False
+    pool: bool = False
     tolerance: float = 0.10
     strict: bool = False
     compare_host: bool = False
@@ -321,6 +335,8 @@ def resolve(
             values[spec.field] = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
             continue
         values[spec.field] = spec.default
+    if values.get("pool"):
+        values["update"] = True
     if values.get("update"):
         # Recording baselines needs every fixture use measured, as --neuron-profile does.
         values["enabled"] = True
