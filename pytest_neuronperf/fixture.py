@@ -32,7 +32,7 @@ class NeuronProfile:
     ) -> None:
         self.test_id = test_id
         # Says how a measurement's host time regressed against its baseline (None: it did
-        # not), so that the runner confirms it on a second window.
+        # not), so that the runner confirms it on a second look.
         self._recheck = recheck
         self.enabled = enabled
         self._runner = runner

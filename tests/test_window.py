@@ -234,11 +234,13 @@ def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
         work, (x,), {}, test_id="t", name="work", warmup=1, rounds=5, recheck=recheck
     )
     assert state["asked"] == 1
-    assert m.host_us.median < 300, "the second window replaced the first"
+    assert m.host_us.median < 300, "the second look replaced the first window"
     assert m.recheck_note == (
-        "host time regressed +100% in the first window; judged on a second window sampled "
-        "right after"
+        "host time regressed +100% in the first window; judged on 3 more windows sampled "
+        "right after, pooled"
     )
+    # As many windows as recording a baseline pools: the report's window span says so.
+    assert m.window_s == pytest.approx(0.05 * RECORD_WINDOWS)
     assert m.recheck_note in measurement_detail(m)
     # No regression: nothing sampled again, no note.
     _, calm = runner.measure_callable(
