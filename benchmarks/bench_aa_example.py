@@ -2,14 +2,15 @@
 failures on tiny, dispatch-bound regions (RMSNorm 16x1024, about 45 µs), over the tens of
 minutes a CI sees between recording a baseline and comparing against it.
 
-Records a baseline of ``examples/test_rmsnorm.py`` into a temporary directory, then reruns
+Records a baseline of ``examples/test_rmsnorm.py`` into a temporary directory (pooled over
+``--record-processes`` processes, as ``neuronperf record`` does), then reruns
 the example ``--reruns`` times, spread evenly over ``--spread`` seconds, comparing against
 it. Per rerun and region it prints the gated change against each reference tick (the
 memory-bound one and the dispatch-bound one, reference.py) and the verdict; at the end, the
 false failures (every failure here is false: nothing changed) and what a gate on the memory
 tick alone would have called on the same windows.
 
-    python benchmarks/bench_aa_example.py [--reruns 20] [--spread 1800]
+    python benchmarks/bench_aa_example.py [--reruns 20] [--spread 1800] [--record-processes 3]
 """
 
 from __future__ import annotations
@@ -64,11 +65,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reruns", type=int, default=20)
     parser.add_argument("--spread", type=float, default=1800.0)
+    parser.add_argument(
+        "--record-processes",
+        type=int,
+        default=3,
+        help="processes the baseline is pooled over, as `neuronperf record` does",
+    )
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "baselines"
         started = time.monotonic()
         pytest(base, "--neuron-profile-update")
+        for _ in range(opts.record_processes - 1):
+            pytest(base, "--neuron-profile-pool")
         files = list(base.glob("*.json"))
         if len(files) != 1:
             sys.exit(f"expected one baseline file in {base}, found {files}")
@@ -104,7 +113,7 @@ def main() -> None:
             f"{measured} measurements against one baseline:\n"
             f"  false failures, both references must agree: {ours}/{measured}\n"
             f"  the memory tick alone, on the same windows: {alone}/{measured}\n"
-            f"  second windows sampled: {seconds}"
+            f"  second looks sampled: {seconds}"
         )
 
 
