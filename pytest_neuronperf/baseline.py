@@ -170,7 +170,7 @@ class Entry:
             return None
         keep = min(self.processes, cap - 1)
         merged: dict[str, Stats | None] = {}
-        for name in _SAMPLED:
+        for name in SAMPLED:
             old, now = getattr(self, name), getattr(new, name)
             if (old is None) != (now is None):
                 return None
@@ -492,7 +492,7 @@ def _per_op(d: Any) -> tuple[OpRow, ...]:
 
 
 # The Entry fields that hold one sample per round, pooled by Entry.pooled_with.
-_SAMPLED = (
+SAMPLED = (
     "device_us",
     "host_us",
     "reference_us",
