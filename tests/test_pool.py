@@ -86,7 +86,7 @@ def test_pooling_concatenates_processes_and_keeps_the_newest() -> None:
     ids=["ops", "rounds", "torch", "work", "figures"],
 )
 def test_what_measures_something_else_is_not_pooled(other: dict[str, object]) -> None:
-    assert _entry(5.0).pooled_with(_entry(5.0, **other), POOL_CAP) is None
+    assert _entry(5.0).pooled_with(replace(_entry(5.0), **other), POOL_CAP) is None  # type: ignore[arg-type]
 
 
 def test_a_damaged_process_count_is_refused() -> None:
@@ -149,7 +149,16 @@ def test_record_runs_update_then_pool_and_stops_at_a_failure(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     calls: list[list[str]] = []
-    assert record(["--", "tests", "-k", "x"], 3, run=lambda a: calls.append(a) or 0) == 0
+
+    def fails_second(argv: list[str]) -> int:
+        calls.append(argv)
+        return 1 if len(calls) == 2 else 0
+
+    def passes(argv: list[str]) -> int:
+        calls.append(argv)
+        return 0
+
+    assert record(["--", "tests", "-k", "x"], 3, run=passes) == 0
     assert [c[3] for c in calls] == [
         "--neuron-profile-update",
         "--neuron-profile-pool",
@@ -159,7 +168,7 @@ def test_record_runs_update_then_pool_and_stops_at_a_failure(
         c[:3] == [sys.executable, "-m", "pytest"] and c[4:] == ["tests", "-k", "x"] for c in calls
     )
     calls.clear()
-    assert record(["tests"], 3, run=lambda a: calls.append(a) or (1 if len(calls) == 2 else 0)) == 1
+    assert record(["tests"], 3, run=fails_second) == 1
     assert len(calls) == 2
     assert "process 2 exited with status 1; stopped" in capsys.readouterr().err
     assert main(["record", "--processes", "0"]) == 2
