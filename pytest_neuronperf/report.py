@@ -92,6 +92,7 @@ def summary_table(records: Sequence[Record]) -> str:
 
 
 _RUN_UPDATE = "pytest --neuron-profile --neuron-profile-update"
+_RECORD = "python -m pytest_neuronperf record --processes 3 -- ARGS"
 
 
 def baseline_footer(
@@ -125,7 +126,11 @@ def baseline_footer(
             lines.append(f"baselines up to date: {path} not rewritten")
         return lines
     if by_status["new"]:
-        lines.append(f"{_n(by_status['new'], 'new measurement')}: run {_RUN_UPDATE} to record them")
+        text = f"{_n(by_status['new'], 'new measurement')}: run {_RUN_UPDATE} to record them"
+        if any(r.measurement.backend == "cpu" for r in records):
+            # Host-timed: one recording process carries its own offset (record.py).
+            text += f" ({_RECORD} pools several recording processes, steadier on CPU)"
+        lines.append(text)
     if by_status["improved"] or by_status["changed"]:
         moved = by_status["improved"] + by_status["changed"]
         lines.append(

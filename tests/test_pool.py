@@ -178,6 +178,14 @@ def test_pool_end_to_end_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_it=MODULE)
+    result = run(pytester, rounds=5)
+    result.stdout.fnmatch_lines(
+        [
+            "2 new measurements: run pytest --neuron-profile --neuron-profile-update to record "
+            "them (python -m pytest_neuronperf record --processes 3 -- ARGS pools several "
+            "recording processes, steadier on CPU)"
+        ]
+    )
     run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
     first = stored(pytester)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
     assert "processes" not in first
