@@ -24,8 +24,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_neuronperf.baseline import Entry, load
-from pytest_neuronperf.compare import compare
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.baselines.store import load
+from pytest_neuronperf.gate.compare import compare
 from pytest_neuronperf.model import Measurement
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,7 +26,7 @@ from tabulate import tabulate
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from pytest_neuronperf.backends import CpuBackend
-from pytest_neuronperf.measure import Runner
+from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.stats import median
 
 WARMUP, ROUNDS = 3, 10

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_neuronperf.offline import report_trace
+from pytest_neuronperf.trace.offline import report_trace
 
 DEFAULT_SOURCE = (
     Path(__file__).resolve().parent.parent

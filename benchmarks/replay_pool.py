@@ -23,8 +23,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pytest_neuronperf.baseline import SAMPLED, Entry, load
-from pytest_neuronperf.compare import compare
+from pytest_neuronperf.baselines.entry import SAMPLED, Entry
+from pytest_neuronperf.baselines.store import load
+from pytest_neuronperf.gate.compare import compare
 from pytest_neuronperf.model import Measurement, Record
 
 

@@ -27,12 +27,12 @@ from typing import Any
 
 import torch
 
-from pytest_neuronperf.analysis import analyze_markers
 from pytest_neuronperf.backends import Backend, BackendUnavailable, select
-from pytest_neuronperf.measure import Runner
+from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement, Record
-from pytest_neuronperf.offline import report_trace
-from pytest_neuronperf.report import measurement_detail, summary_table
+from pytest_neuronperf.reports.terminal import measurement_detail, summary_table
+from pytest_neuronperf.trace.analysis import analyze_markers
+from pytest_neuronperf.trace.offline import report_trace
 
 HIDDEN = 4096
 ROWS = 256

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .measure import MeasureError, Runner
+from .measure.runner import MeasureError, Runner
 from .model import Measurement
 
 _NOT_MEASURED = (

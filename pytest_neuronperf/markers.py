@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 PREFIX = "neuronperf#"
 PRIME = "prime"
+# What torch names a torch.compile'd graph's span: ``Torch-Compiled Region: 0/0``.
+COMPILED_PREFIX = "Torch-Compiled Region"
 
 _PATTERN = re.compile(rf"^{re.escape(PREFIX)}(\d+)(?:\.(\d+|{PRIME}))?(?: (.*))?$", re.DOTALL)
 

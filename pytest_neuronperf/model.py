@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from .stats import Stats
-
-if TYPE_CHECKING:
-    # Loaded when a measurement has work: plugin start-up does not pay for it.
-    from .roofline import Roofline, Work
 
 
 @dataclass(frozen=True)
@@ -109,8 +105,6 @@ class Measurement:
     def roofline(self) -> Roofline | None:
         if self.work is None:
             return None
-        from .roofline import roofline
-
         return roofline(
             self.work.flops,
             self.work.bytes_moved,
@@ -218,8 +212,6 @@ def _stats_or_none(d: dict[str, Any] | None) -> Stats | None:
 def _work(d: dict[str, Any] | None) -> Work | None:
     if not d:
         return None
-    from .roofline import Work
-
     return Work.from_dict(d)
 
 
@@ -264,3 +256,118 @@ class Record:
             baseline_notes=tuple(str(v) for v in d.get("baseline_notes", [])),
             rewrite_baseline=bool(d.get("rewrite_baseline", True)),
         )
+
+
+Bound = Literal["compute", "memory"]
+
+
+@dataclass(frozen=True)
+class OpWork:
+    """Work of one top-level op name in a region (summed over its calls)."""
+
+    name: str
+    calls: int
+    flops: int
+    bytes_read: int
+    bytes_written: int
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "calls": self.calls,
+            "flops": self.flops,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> OpWork:
+        return cls(
+            name=str(d["name"]),
+            calls=int(d.get("calls", 1)),
+            flops=int(d.get("flops", 0)),
+            bytes_read=int(d.get("bytes_read", 0)),
+            bytes_written=int(d.get("bytes_written", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Work:
+    """FLOPs and bytes of one execution of a region (see the module doc for the model)."""
+
+    flops: int
+    bytes_read: int
+    bytes_written: int
+    # aten ops (``aten::foo``) whose FLOPs no rule covers, and compiled graphs whose bytes
+    # could not be seen: the totals are lower bounds when this is not empty.
+    uncounted: tuple[str, ...] = ()
+    per_op: tuple[OpWork, ...] = ()
+    # dtype of the op doing most FLOPs (picks the compute peak), "" when no FLOPs.
+    dtype: str = ""
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity(self) -> float:
+        """FLOP per byte moved (0 when nothing moved)."""
+        return intensity(self.flops, self.bytes_moved)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flops": self.flops,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "uncounted": list(self.uncounted),
+            "per_op": [o.to_dict() for o in self.per_op],
+            "dtype": self.dtype,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Work:
+        return cls(
+            flops=int(d["flops"]),
+            bytes_read=int(d["bytes_read"]),
+            bytes_written=int(d["bytes_written"]),
+            uncounted=tuple(str(u) for u in d.get("uncounted", [])),
+            per_op=tuple(OpWork.from_dict(o) for o in d.get("per_op", [])),
+            dtype=str(d.get("dtype", "")),
+        )
+
+
+def intensity(flops: float, bytes_moved: float) -> float:
+    return flops / bytes_moved if bytes_moved > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Where a region sits under its device's roofline: min(peak_flops, I * peak_bw)."""
+
+    achieved_flops_per_s: float
+    achieved_bytes_per_s: float
+    attainable_flops_per_s: float
+    bound: Bound
+    # Achieved over attainable, through the bound that applies (0..1, can exceed 1 when the
+    # byte model undercounts or a peak is set too low).
+    fraction: float
+
+
+def roofline(
+    flops: float, bytes_moved: float, device_us: float, peak_flops: float, peak_bw: float
+) -> Roofline | None:
+    """None when there is no time to divide by or nothing was done."""
+    if device_us <= 0 or (flops <= 0 and bytes_moved <= 0) or peak_flops <= 0 or peak_bw <= 0:
+        return None
+    seconds = device_us * 1e-6
+    fps, bps = flops / seconds, bytes_moved / seconds
+    ai = intensity(flops, bytes_moved)
+    if bytes_moved > 0 and ai * peak_bw < peak_flops:
+        # Memory bound: achieved/attainable reduces to bytes/s over the bandwidth, which
+        # also holds for pure data movement (0 FLOPs).
+        return Roofline(fps, bps, ai * peak_bw, "memory", bps / peak_bw)
+    return Roofline(fps, bps, peak_flops, "compute", fps / peak_flops)

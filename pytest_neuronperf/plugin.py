@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .budget import MARKER_HELP, Budget, BudgetError, budget_from_marker, check
+from .gate.budget import MARKER_HELP, Budget, BudgetError, budget_from_marker, check
 from .settings import SPECS, SettingError, Settings, resolve
 
 if TYPE_CHECKING:
     # Imported where used: a suite that never measures should not pay for loading them.
-    from .baseline import Baselines, Key, UpdatePlan
-    from .compare import Comparison
+    from .baselines.store import Baselines, Key
+    from .baselines.update import UpdatePlan
     from .fixture import NeuronProfile
-    from .measure import Runner
+    from .gate.compare import Comparison
+    from .measure.runner import Runner
     from .model import Measurement, Record
-    from .peaks import Peaks
+    from .work.peaks import Peaks
 
 PLUGIN_NAME = "neuronperf-session"
 PROPERTY = "neuronperf"
@@ -81,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except SettingError as exc:
         raise pytest.UsageError(f"neuronperf: {exc}") from None
-    from .peaks import PeaksError, parse_peaks
+    from .work.peaks import PeaksError, parse_peaks
 
     try:
         config.stash[peaks_key] = parse_peaks(
@@ -124,8 +125,8 @@ class NeuronPerfPlugin:
     def _make_runner(self) -> Runner:
         if self._runner is None:
             from . import backends
-            from .measure import Runner
-            from .window import RECORD_WINDOWS
+            from .measure.runner import Runner
+            from .measure.window import RECORD_WINDOWS
 
             try:
                 backend, self.backend_note = backends.select(self.settings.backend)
@@ -135,8 +136,8 @@ class NeuronPerfPlugin:
                 ) from None
             # xdist workers' terminal output goes nowhere: no progress lines there.
             progress = None if self.is_worker else self._write_progress
-            from .calibrate import cpu_peaks
-            from .peaks import PeakTable
+            from .work.calibrate import cpu_peaks
+            from .work.peaks import PeakTable
 
             overrides: tuple[tuple[str, Peaks], ...] = self.config.stash.get(peaks_key, ())
             peaks = PeakTable(overrides, calibrate=cpu_peaks)
@@ -167,7 +168,7 @@ class NeuronPerfPlugin:
 
     @property
     def baseline_dir(self) -> Path:
-        from .baseline import DEFAULT_DIR
+        from .baselines.store import DEFAULT_DIR
 
         # rootpath, not the invocation directory: the same files whatever the cwd.
         return self.config.rootpath / (self.settings.profile_dir or Path(DEFAULT_DIR))
@@ -175,7 +176,7 @@ class NeuronPerfPlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if not self.settings.enabled:
             return
-        from .baseline import BaselineError, load
+        from .baselines.store import BaselineError, load
 
         kind = self._make_runner().environment["device_kind"]
         try:
@@ -225,7 +226,7 @@ class NeuronPerfPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.settings.enabled:
             return  # the stale check is for baseline runs; plain runs pay nothing for it
-        from .baseline import partially_selected
+        from .baselines.update import partially_selected
 
         self.collected = {item.nodeid for item in session.items} | self.deselected
         partial = partially_selected(
@@ -275,7 +276,7 @@ class NeuronPerfPlugin:
         if report.when != "call" or measurements_key not in item.stash:
             return report
         from .model import Record
-        from .report import measurement_detail
+        from .reports.terminal import measurement_detail
 
         measurements = item.stash[measurements_key]
         budgets = item.stash.get(budgets_key, ())
@@ -334,8 +335,8 @@ class NeuronPerfPlugin:
     def _compare(self, m: Measurement, budgets: tuple[Budget, ...]) -> Comparison | None:
         if self.baselines is None:
             return None
-        from .budget import tolerance_for
-        from .compare import compare
+        from .gate.budget import tolerance_for
+        from .gate.compare import compare
 
         return compare(
             self.baselines.get(m.test_id, m.region),
@@ -370,7 +371,9 @@ class NeuronPerfPlugin:
     def _finish_baselines(self, exitstatus: int) -> None:
         if self.baselines is None:
             return
-        from .baseline import BaselineError, Entry, load, plan_update, stale, write
+        from .baselines.entry import Entry
+        from .baselines.store import BaselineError, load, write
+        from .baselines.update import plan_update, stale
 
         measured: dict[str, set[str]] = {}
         passed: dict[Key, tuple[Entry, bool]] = {}
@@ -413,8 +416,10 @@ class NeuronPerfPlugin:
     def write_reports(self, exitstatus: int) -> None:
         import os
 
-        from . import report_html, report_json, report_markdown
-        from .report_json import write_atomic
+        from .reports import html as report_html
+        from .reports import json as report_json
+        from .reports import markdown as report_markdown
+        from .reports.json import write_atomic
 
         s, note = self.settings, self.backend_note
         root = self.config.rootpath
@@ -442,7 +447,7 @@ class NeuronPerfPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
             return
-        from .report import header_line, measurement_detail, summary_table
+        from .reports.terminal import header_line, measurement_detail, summary_table
 
         if not self.settings.enabled:
             over = [r for r in self.records if r.status == "over budget"]
@@ -460,7 +465,7 @@ class NeuronPerfPlugin:
                 terminalreporter.write_line(f"{r.measurement.test_id}")
                 terminalreporter.write_line(measurement_detail(r.measurement))
         if self.baselines is not None:
-            from .report import baseline_footer
+            from .reports.terminal import baseline_footer
 
             shown = self.baselines.path
             if shown.is_relative_to(self.config.rootpath):

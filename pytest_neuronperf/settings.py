@@ -265,7 +265,7 @@ SPECS: tuple[Spec, ...] = (
         _path,
         None,
         "write every measurement, verdict and the environment as one JSON document "
-        "(schema: pytest_neuronperf/schemas/report-1.schema.json)",
+        "(schema: pytest_neuronperf/reports/schemas/report-1.schema.json)",
     ),
     Spec(
         "markdown_path",

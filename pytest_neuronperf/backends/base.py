@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..analysis import Mode
-    from ..trace import Event
+    from ..trace.analysis import Mode
+    from ..trace.events import Event
 
 
 class BackendUnavailable(RuntimeError):
@@ -47,7 +47,7 @@ class Backend(ABC):
         return {"torch": str(torch.__version__), "backend": self.name}
 
     def collect(self, prof: Any) -> list[Event]:
-        from ..trace import events_from_function_events
+        from ..trace.events import events_from_function_events
 
         return events_from_function_events(prof.events())
 

@@ -15,11 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..neuron_adapter import neuron_device_kind, neuron_events, read_instance_type
 from .base import Backend
+from .neuron_events import neuron_device_kind, neuron_events, read_instance_type
 
 if TYPE_CHECKING:
-    from ..trace import Event
+    from ..trace.events import Event
 
 
 class NeuronBackend(Backend):

@@ -1,0 +1,1 @@
+"""Stored baselines: entries, the file store, updates."""

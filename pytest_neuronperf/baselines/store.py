@@ -1,0 +1,205 @@
+"""The baseline store: one JSON file per device kind, loaded, validated, merged and
+written atomically. No pytest here; the plugin decides when to read and when to write.
+
+File layout (``<dir>/<device kind>.json``, e.g. ``.neuronperf/cpu_x86_64.json``)::
+
+    {"device_kind": "cpu:x86_64", "schema_version": 1,
+     "entries": {"<test id>": {"<region>": {<Entry>}}}}
+
+Keys are sorted and lists of numbers stay on one line, so refreshing one test's entry is a
+diff of a few lines in code review.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..names import safe_filename
+from .entry import Entry
+
+SCHEMA_VERSION = 1
+DEFAULT_DIR = ".neuronperf"
+
+Key = tuple[str, str]  # (test id, region)
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used; the message names the file and what to do."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class NewerSchemaError(BaselineError):
+    """Written by a newer pytest-neuronperf: never read, never overwritten."""
+
+
+@dataclass(frozen=True)
+class Baselines:
+    """The entries of one file. ``path`` is where it was read from or will be written."""
+
+    path: Path
+    device_kind: str
+    entries: dict[str, dict[str, Entry]] = field(default_factory=dict)
+    # Set when the file on disk was unreadable and only --neuron-profile-update may
+    # replace it; the entries are then empty.
+    damaged: str = ""
+
+    def get(self, test_id: str, region: str) -> Entry | None:
+        return self.entries.get(test_id, {}).get(region)
+
+    def keys(self) -> list[Key]:
+        return sorted((t, r) for t, regions in self.entries.items() for r in regions)
+
+    def merged(self, updates: Mapping[Key, Entry], removals: Iterable[Key] = ()) -> Baselines:
+        entries = {t: dict(regions) for t, regions in self.entries.items()}
+        for (test_id, region), entry in updates.items():
+            entries.setdefault(test_id, {})[region] = entry
+        for test_id, region in removals:
+            entries.get(test_id, {}).pop(region, None)
+            if not entries.get(test_id, True):
+                del entries[test_id]
+        return Baselines(self.path, self.device_kind, entries)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "device_kind": self.device_kind,
+            "entries": {
+                t: {r: e.to_dict() for r, e in sorted(regions.items())}
+                for t, regions in sorted(self.entries.items())
+            },
+        }
+
+
+def file_name(device_kind: str) -> str:
+    """``cpu:x86_64`` -> ``cpu_x86_64.json``: a name every file system and URL takes."""
+    return safe_filename(device_kind) + ".json"
+
+
+def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> Baselines:
+    """The baselines of ``device_kind`` under ``directory``; empty when there is no file.
+
+    A file that is not valid JSON, not our layout or for another device kind raises
+    BaselineError, or with ``allow_damaged`` (an update that will rewrite it) comes back
+    empty with ``damaged`` saying why. A newer schema always raises NewerSchemaError:
+    rewriting it would throw away what the newer version recorded."""
+    path = directory / file_name(device_kind)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Baselines(path, device_kind)
+    except OSError as exc:
+        raise BaselineError(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        return parse(text, path, device_kind)
+    except NewerSchemaError:
+        raise
+    except BaselineError as exc:
+        if allow_damaged:
+            return Baselines(path, device_kind, damaged=exc.reason)
+        raise
+
+
+def parse(text: str, path: Path, device_kind: str) -> Baselines:
+    fix = (
+        "fix or delete it, or rerun with --neuron-profile-update to replace it with this "
+        "run's measurements"
+    )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(path, f"is not valid JSON ({exc}); {fix}") from None
+    if not isinstance(data, dict):
+        raise BaselineError(path, f"is not a pytest-neuronperf baseline file; {fix}")
+    version = data.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise BaselineError(
+            path, f"has no valid schema_version (got {version!r}): not a baseline file; {fix}"
+        )
+    if version > SCHEMA_VERSION:
+        raise NewerSchemaError(
+            path,
+            f"has schema_version {version}, newer than this pytest-neuronperf understands "
+            f"(up to {SCHEMA_VERSION}); upgrade pytest-neuronperf to compare against it. "
+            "It is left untouched, even by --neuron-profile-update",
+        )
+    kind = data.get("device_kind")
+    if kind != device_kind:
+        raise BaselineError(
+            path,
+            f"holds baselines for device kind {kind!r}, not {device_kind!r}; baselines are "
+            f"never compared across device kinds. {fix}",
+        )
+    raw = data.get("entries")
+    if not isinstance(raw, dict):
+        raise BaselineError(path, f"has no 'entries' object; {fix}")
+    entries: dict[str, dict[str, Entry]] = {}
+    for test_id, regions in raw.items():
+        if not isinstance(regions, dict):
+            raise BaselineError(path, f"entry {test_id!r} is not an object of regions; {fix}")
+        for region, d in regions.items():
+            try:
+                entries.setdefault(test_id, {})[region] = Entry.from_dict(d)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise BaselineError(
+                    path, f"entry {test_id!r} region {region!r} is malformed ({exc}); {fix}"
+                ) from None
+    return Baselines(path, device_kind, entries)
+
+
+def dumps(baselines: Baselines) -> str:
+    return _dump(baselines.to_dict(), 0) + "\n"
+
+
+def write(baselines: Baselines) -> None:
+    """Replace the file in one step: readers see the old content or the new, never half.
+    The temporary file sits in the same directory because a rename across file systems is
+    a copy, which is not atomic."""
+    path = baselines.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(dumps(baselines))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # Includes KeyboardInterrupt: the old file stays, the half-written one goes.
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _dump(value: Any, level: int) -> str:
+    pad = "  " * (level + 1)
+    end = "  " * level
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{pad}{json.dumps(str(k))}: {_dump(v, level + 1)}" for k, v in sorted(value.items())
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+    if isinstance(value, list):
+        if all(not isinstance(v, dict | list) for v in value):
+            # Round samples on one line: a refreshed entry changes one line, not ten.
+            return "[" + ", ".join(_scalar(v) for v in value) + "]"
+        return "[\n" + ",\n".join(pad + _dump(v, level + 1) for v in value) + "\n" + end + "]"
+    return _scalar(value)
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        # JSON has no NaN; a region without rounds has no median.
+        return "null"
+    return json.dumps(v)

@@ -1,0 +1,1 @@
+"""Command-line tools: neuronperf report | record."""

@@ -1,0 +1,1 @@
+"""Judging a measurement: budgets from markers, comparison with a stored baseline."""

@@ -1,0 +1,227 @@
+"""One measurement against its baseline entry: exact for counts, statistical for times.
+Pure: no pytest, no I/O. The verdict carries the sentences that fail the test."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from ..baselines.entry import Entry
+from ..measure.reference import against_reference
+from ..model import Measurement
+from ..stats import Stats, TimeChange, compare_times
+from ..trace.analysis import op_diff_text
+
+STATUSES = ("new", "same", "changed", "improved", "regressed")
+_PREFIX = "neuronperf baseline"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    # new: no entry; regressed: fails the test; improved: fewer ops/kernels or credibly
+    # faster; changed: other ops at the same count; same: nothing credible moved.
+    status: str
+    failures: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    device: TimeChange | None = None
+    host: TimeChange | None = None
+    # True when --neuron-profile-update should rewrite the entry. A "same" entry is kept
+    # byte for byte, so a review diff shows only what moved.
+    needs_write: bool = True
+    # The time the verdict rests on: device_us, or host_us on host-timed backends.
+    gated: str = "device_us"
+
+    def cell(self) -> str:
+        """The report table's baseline column."""
+        change = self.host if self.gated == "host_us" else self.device
+        if change is None or change.verdict == "unjudged":
+            # Too few rounds to judge time (see stats.MIN_ROUNDS): counts only.
+            return self.status
+        return f"{self.status} {change.percent()}"
+
+
+def compare(
+    entry: Entry | None,
+    m: Measurement,
+    *,
+    tolerance: float,
+    compare_host: bool = False,
+    strict: bool = False,
+    where: str = "the baseline file",
+    use_reference: bool = True,
+    host_timed: bool = False,
+) -> Comparison:
+    """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages.
+    With ``use_reference``, times are judged as multiples of the reference workload timed
+    beside each round (reference.py) where both sides have it. ``host_timed`` backends (cpu)
+    gate host_us in place of device_us: there the device is the host, and the profiled op
+    times vary several times more between runs than the unprofiled window (window.py)."""
+    region = repr(m.region)
+    if entry is None:
+        failures: tuple[str, ...] = ()
+        if strict:
+            failures = (
+                f"{_PREFIX}: region {region} has no baseline in {where} and "
+                "--neuron-profile-strict is on; record it with "
+                "pytest --neuron-profile --neuron-profile-update",
+            )
+        return Comparison("new", failures)
+    fails: list[str] = []
+    gains: list[str] = []
+    notes: list[str] = []
+    for what, verb, now, then, now_counts, then_counts in (
+        ("ops", "dispatched", m.ops, entry.ops, m.op_counts, entry.op_counts),
+        ("kernels", "ran", m.kernels, entry.kernels, m.kernel_counts, entry.kernel_counts),
+    ):
+        sentence = (
+            f"{_PREFIX}: region {region} {verb} {now} {what}, baseline {then} "
+            f"({op_diff_text(then_counts, now_counts)})"
+        )
+        if now > then:
+            fails.append(sentence)
+        elif now < then:
+            gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
+        elif dict(now_counts) != dict(then_counts):
+            notes.append(sentence)
+    if m.work is not None:
+        for what, now_work, then_work in (
+            ("FLOPs", m.work.flops, entry.flops),
+            ("bytes moved", m.work.bytes_moved, entry.bytes_moved),
+        ):
+            if then_work is None:
+                continue
+            sentence = f"{_PREFIX}: region {region} did {now_work:,} {what}, baseline {then_work:,}"
+            if now_work > then_work:
+                fails.append(sentence)
+            elif now_work < then_work:
+                gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
+    then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
+    # Another torch may run the reference itself faster or slower: raw times then.
+    by_reference = use_reference and then_torch == now_torch
+    changes: dict[str, TimeChange] = {}
+    for metric, then_t, now_t, then_ref, now_ref, judged in (
+        ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
+         m.device_reference_us, not host_timed),
+        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
+         compare_host or host_timed),
+    ):  # fmt: skip
+        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
+        if metric == "host_us" and by_reference:
+            change = _judge_relative(entry, m, tolerance) or change
+        changes[metric] = change
+        if not judged:
+            continue
+        text = _time_sentence(region, metric, change, then_t, now_t, refs)
+        if change.verdict == "regressed":
+            fails.append(text)
+        elif change.verdict == "improved":
+            gains.append(text + "; run --neuron-profile-update to keep it")
+    if then_torch and now_torch and then_torch != now_torch:
+        notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
+    if fails:
+        status = "regressed"
+    elif gains:
+        status = "improved"
+    elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
+        status = "changed"
+    else:
+        status = "same"
+    needs_write = (
+        status != "same"
+        or entry.environment != m.environment
+        or entry.rounds != m.rounds
+        # An entry from before FLOPs were counted gains them, so the exact gate applies.
+        or (m.work is not None and entry.flops is None)
+        # Likewise an entry from before the window gains the figures the cpu gate judges.
+        or (m.host_relative is not None and entry.host_relative is None)
+        or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)
+    )
+    return Comparison(
+        status,
+        tuple(fails),
+        tuple(gains + notes),
+        changes["device_us"],
+        changes["host_us"],
+        needs_write,
+        "host_us" if host_timed else "device_us",
+    )
+
+
+_Refs = tuple[Stats, Stats] | None
+
+
+def _judge(
+    then: Stats,
+    now: Stats,
+    then_ref: Stats | None,
+    now_ref: Stats | None,
+    tolerance: float,
+    by_reference: bool,
+) -> tuple[TimeChange, _Refs]:
+    """The time verdict, on rounds as multiples of their reference where both sides were
+    timed beside one (the references returned then), else on raw rounds."""
+    if by_reference and then_ref is not None and now_ref is not None:
+        # At the baseline's machine speed, so that medians read as µs.
+        scale = then_ref.median
+        b = against_reference(then.samples, then_ref.samples, scale)
+        c = against_reference(now.samples, now_ref.samples, scale)
+        if b is not None and c is not None:
+            return compare_times(b, c, tolerance), (then_ref, now_ref)
+    return compare_times(then.samples, now.samples, tolerance), None
+
+
+def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChange | None:
+    """Host time from the window's rounds already in reference units (window.py), where
+    both sides have them; None where they do not (entries from before the window).
+
+    Against both reference ticks where both sides have both, a change counts only when the
+    two agree: a drift that slowed what one tick times and not the other moves the region
+    against that one only, while a slower region moves against both. The figure reported
+    is the smaller change of the two, its reason names both."""
+    against: list[tuple[str, TimeChange]] = []
+    for kind, then_ref, then_rel, now_rel in (
+        ("memory-bound", entry.reference_us, entry.host_relative, m.host_relative),
+        ("dispatch-bound", entry.dispatch_reference_us, entry.host_relative_dispatch,
+         m.host_relative_dispatch),
+    ):  # fmt: skip
+        if then_ref is None or then_rel is None or now_rel is None:
+            continue
+        # At the baseline's speed of that reference, so that medians read as µs.
+        scale = then_ref.median
+        then_us = [v * scale for v in then_rel.samples]
+        now_us = [v * scale for v in now_rel.samples]
+        against.append((kind, compare_times(then_us, now_us, tolerance)))
+    if len(against) < 2:
+        return against[0][1] if against else None
+    (_, first), (_, second) = against
+    if first.verdict == "unjudged" or second.verdict == "unjudged":
+        return first
+    # The one nearer no change, on a log scale, is the one the verdict rests on.
+    nearer = min((first, second), key=_distance)
+    verdict = first.verdict if first.verdict == second.verdict else "same"
+    reason = ", ".join(f"{kind} {c.percent()}" for kind, c in against)
+    return replace(nearer, verdict=verdict, reason=reason)
+
+
+def _distance(c: TimeChange) -> float:
+    return abs(math.log(c.ratio)) if c.ratio > 0 else math.inf
+
+
+def _time_sentence(
+    region: str, metric: str, c: TimeChange, then: Stats, now: Stats, refs: _Refs
+) -> str:
+    word = {"regressed": "regressed", "improved": "improved"}.get(c.verdict, "changed")
+    measured = f"median {now.median:,.1f} vs {then.median:,.1f} µs"
+    against = ""
+    if refs is not None:
+        # The change is the one left after allowing for the machine's speed; the medians
+        # are as measured, so a reader sees both.
+        against = " against the reference workload"
+        measured += f" as measured, reference {refs[1].median:,.1f} vs {refs[0].median:,.1f} µs"
+    if c.reason and c.verdict != "unjudged":
+        against = " against both reference workloads"
+        measured = f"{c.reason}: judged on the smaller; {measured}"
+    return (
+        f"{_PREFIX}: region {region} {metric} {word} {c.percent()}{against} "
+        f"({measured}, {c.interval()}, tolerance {c.tolerance * 100:g}%)"
+    )

@@ -1,0 +1,1 @@
+"""Taking a measurement: the runner, host-time window, reference ticks, settling."""

@@ -1,0 +1,130 @@
+"""Host time sampled over a window of steady calls, one sample per round.
+
+Why a window: on shared CI machines the speed a process sees moves over seconds, and a
+process also keeps an offset of its own (where its buffers landed). Measured on these 2-core
+VMs, RMSNorm 64x1024 single-threaded, 12 fresh processes: the median of ten back-to-back
+rounds as a multiple of the reference workload varied 5-7% (sd) between processes; the
+median over one second of calls, in ten blocks, 3-4.5%. The profiled rounds are worse on CPU:
+their op self times vary 7-15% between processes and come out 1-10x the unprofiled time,
+because a fresh profiler session slows the first rounds it records, by a different amount in
+every process. So host-timed backends gate on this window's host time (compare.py).
+
+Each round's host_us sample is the median of the calls made in its share of the window. The
+gate compares something steadier: each call divided by the reference tick taken right before
+it, and per round the 10th percentile of those ratios (``relative``). Measured the same way
+(36 one-second windows in 12 processes, separated by other work, RMSNorm 64x1024 and a 1 MB
+multiply-and-sum): that figure varied 2.5-2.8% (sd) between windows, the median of the ratios
+4.2-4.3%, raw medians 7-15%. The slowest calls are the ones a neighbour interrupted; the fast
+decile is what the code costs when it runs, and a slower kernel moves it as much as the median
+(+36% and +19% against +32% and +21% for the injected slowdowns). The minimum is no good: one
+lucky or unlucky reference tick makes it swing by half.
+
+Each call is divided by two ticks (reference.py): the memory-bound one above and a
+dispatch-bound one, which tiny regions of a few small ops follow better. ``relative`` and
+``relative_dispatch`` are the same summary against each; compare.py needs both to agree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from ..stats import quantile
+from .reference import Reference
+
+RELATIVE_QUANTILE = 0.10
+
+
+@dataclass(frozen=True)
+class HostSamples:
+    host_us: list[float]  # one per round
+    reference_us: list[float]  # one per round, or empty without a reference
+    relative: list[float]  # one per round: the calls' low decile in reference units, or empty
+    dispatch_us: list[float]  # the same two for the dispatch-bound tick
+    relative_dispatch: list[float]
+    calls: int
+    result: Any  # what the last call returned: the fixture hands it back to the test
+    windows: int = 1  # more when pooled
+
+
+# Windows pooled per measurement when recording a baseline (--neuron-profile-update).
+RECORD_WINDOWS = 3
+
+
+def sample_host(
+    call: Callable[[], Any],
+    rounds: int,
+    window_s: float,
+    reference: Reference | None,
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> HostSamples:
+    """``rounds`` samples over ``window_s`` seconds; at least one call per round, so a
+    callable slower than its share of the window is timed once per round. With no window,
+    one call per round."""
+    host: list[float] = []
+    refs: dict[str, list[float]] = {"memory": [], "dispatch": []}
+    relative: dict[str, list[float]] = {"memory": [], "dispatch": []}
+    calls = 0
+    result: Any = None
+    start = clock()
+    block_ns = window_s * 1e9 / rounds
+    for block in range(rounds):
+        # Ends fixed from the start: one slow block does not push the rest later.
+        end = start + (block + 1) * block_ns
+        times: list[float] = []
+        ticks: dict[str, list[float]] = {"memory": [], "dispatch": []}
+        while True:
+            if reference is not None:
+                ticks["memory"].append(reference.tick())
+                ticks["dispatch"].append(reference.dispatch_tick())
+            t0 = clock()
+            result = call()
+            times.append((clock() - t0) / 1e3)
+            if clock() >= end:
+                break
+        calls += len(times)
+        host.append(median(times))
+        for kind, kind_ticks in ticks.items():
+            if kind_ticks and all(t > 0 for t in kind_ticks):
+                refs[kind].append(median(kind_ticks))
+                ratios = sorted(t / k for t, k in zip(times, kind_ticks, strict=True))
+                relative[kind].append(quantile(ratios, RELATIVE_QUANTILE))
+    return HostSamples(
+        host,
+        refs["memory"],
+        relative["memory"],
+        refs["dispatch"],
+        relative["dispatch"],
+        calls,
+        result,
+    )
+
+
+def pooled(windows: list[HostSamples]) -> HostSamples:
+    """Several windows as one: per round, the median of the windows' figures for that round
+    (so the round count stays what it was); calls add up; the last window's result.
+
+    For recording a baseline: one window is one draw of the machine's moment, and a baseline
+    that caught a lucky or unlucky one shifts every later verdict by as much."""
+    if len(windows) == 1:
+        return windows[0]
+
+    def per_round(field: str) -> list[float]:
+        columns = [getattr(w, field) for w in windows]
+        if any(len(c) != len(columns[0]) for c in columns):
+            return []
+        return [median(values) for values in zip(*columns, strict=True)]
+
+    return HostSamples(
+        per_round("host_us"),
+        per_round("reference_us"),
+        per_round("relative"),
+        per_round("dispatch_us"),
+        per_round("relative_dispatch"),
+        sum(w.calls for w in windows),
+        windows[-1].result,
+        sum(w.windows for w in windows),
+    )

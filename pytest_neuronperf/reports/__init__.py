@@ -1,0 +1,1 @@
+"""Everything a person reads: terminal table, JSON, Markdown and HTML reports."""

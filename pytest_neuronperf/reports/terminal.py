@@ -1,0 +1,313 @@
+"""Tables people read: the session report and the per-op breakdown of a failure."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..measure.settle import SETTLED_FAULTS
+from ..model import Measurement, Record
+
+if TYPE_CHECKING:
+    from ..baselines.store import Key
+    from ..baselines.update import UpdatePlan
+
+
+def tabulate(rows: Sequence[Sequence[object]], **kwargs: Any) -> str:
+    # tabulate (and wcwidth under it) costs ~20 ms to import: only pay it when printing.
+    from tabulate import tabulate as _tabulate
+
+    return _tabulate(rows, **kwargs)
+
+
+def _us(v: float) -> str:
+    return f"{v:,.1f}"
+
+
+def device_cell(m: Measurement) -> str:
+    cell = _us(m.device_us.median)
+    if m.device_us.n > 1:
+        cell += f" ±{m.device_us.spread * 100:.0f}%"
+    return cell
+
+
+def header_line(records: Sequence[Record], note: str = "") -> str:
+    envs = {tuple(sorted(r.measurement.environment.items())) for r in records}
+    parts = []
+    for env in sorted(envs):
+        d = dict(env)
+        backend, kind, torch = (d.get(k, "?") for k in ("backend", "device_kind", "torch"))
+        parts.append(f"backend {backend}, device {kind}, torch {torch}")
+    line = "neuronperf: " + "; ".join(parts)
+    return f"{line} [{note}]" if note else line
+
+
+def summary_table(records: Sequence[Record]) -> str:
+    rows = []
+    for r in records:
+        m = r.measurement
+        ops = f"{m.ops} (varies)" if m.round_variants else str(m.ops)
+        rows.append(
+            [
+                m.test_id,
+                m.region,
+                m.device_kind,
+                ops,
+                m.kernels,
+                device_cell(m),
+                _us(m.host_us.median),
+                m.rounds,
+                r.budget or "-",
+                r.status,
+            ]
+        )
+    headers = [
+        "test",
+        "region",
+        "device",
+        "ops",
+        "kernels",
+        "device µs",
+        "host µs",
+        "rounds",
+        "budget",
+        "status",
+    ]
+    if any(r.measurement.launch_gap_us for r in records):
+        # What "framework vs runtime vs hardware" turns on: how long kernels wait to start.
+        headers.append("launch gap µs")
+        for row, r in zip(rows, records, strict=True):
+            gaps = r.measurement.launch_gap_us
+            row.append(_us(gaps.median) if gaps else "-")
+    if any(r.measurement.work is not None for r in records):
+        headers.extend(WORK_HEADERS)
+        for row, r in zip(rows, records, strict=True):
+            row.extend(work_cells(r.measurement))
+    if any(r.baseline for r in records):
+        headers.append("baseline")
+        for row, r in zip(rows, records, strict=True):
+            row.append(r.baseline_cell or r.baseline or "-")
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+_RUN_UPDATE = "pytest --neuron-profile --neuron-profile-update"
+_RECORD = "python -m pytest_neuronperf record --processes 3 -- ARGS"
+
+
+def baseline_footer(
+    records: Sequence[Record],
+    path: Path,
+    *,
+    plan: UpdatePlan | None = None,
+    stale: Sequence[Key] = (),
+    not_written: str = "",
+    damaged: str = "",
+) -> list[str]:
+    """What happened to the baselines and what to run next, one line each."""
+    by_status = Counter(r.baseline for r in records if r.baseline)
+    lines = []
+    if by_status:
+        order = ("new", "same", "changed", "improved", "regressed")
+        counts = ", ".join(f"{by_status[s]} {s}" for s in order if by_status[s])
+        lines.append(f"neuronperf baselines {path}: {counts}")
+    if damaged:
+        lines.append(f"{path} was unreadable ({damaged}); --neuron-profile-update replaces it")
+    if not_written:
+        lines.append(f"baselines NOT written: {not_written}; {path} is left as it was")
+    elif plan is not None:
+        if plan.touches_file:
+            lines.append(
+                f"baselines written to {path}: {len(plan.added)} added, {_pooled(plan)}"
+                f"{len(plan.changed)} changed, {len(plan.removed)} stale removed, "
+                f"{len(plan.unchanged)} unchanged"
+            )
+        else:
+            lines.append(f"baselines up to date: {path} not rewritten")
+        return lines
+    if by_status["new"]:
+        text = f"{_n(by_status['new'], 'new measurement')}: run {_RUN_UPDATE} to record them"
+        if any(r.measurement.backend == "cpu" for r in records):
+            # Host-timed: one recording process carries its own offset (record.py).
+            text += f" ({_RECORD} pools several recording processes, steadier on CPU)"
+        lines.append(text)
+    if by_status["improved"] or by_status["changed"]:
+        moved = by_status["improved"] + by_status["changed"]
+        lines.append(
+            f"{_n(moved, 'measurement')} improved or changed: run {_RUN_UPDATE} to keep them"
+        )
+    if by_status["regressed"]:
+        lines.append(
+            f"{_n(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
+            f"the new figures with {_RUN_UPDATE}"
+        )
+    if stale:
+        names = ", ".join(f"{t} [{r}]" for t, r in stale[:3]) + (", ..." if len(stale) > 3 else "")
+        lines.append(
+            f"{_n(len(stale), 'stale baseline entry', 'stale baseline entries')} (test or region "
+            f"no longer exists: {names}): run {_RUN_UPDATE} to remove them"
+        )
+    return lines
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+WORK_HEADERS = ("GFLOP", "MB moved", "FLOP/B", "% of bound", "bound")
+
+
+def _work_cells(
+    flops: float, nbytes: float, device_us: float, peak_flops: float, peak_bw: float
+) -> list[str]:
+    from ..model import intensity, roofline
+
+    r = roofline(flops, nbytes, device_us, peak_flops, peak_bw)
+    return [
+        f"{flops / 1e9:.3g}",
+        f"{nbytes / 1e6:.3g}",
+        f"{intensity(flops, nbytes):.3g}",
+        f"{r.fraction * 100:.1f}%" if r else "-",
+        r.bound if r else "-",
+    ]
+
+
+def work_cells(m: Measurement) -> list[str]:
+    """GFLOP, MB moved, intensity, % of the roofline bound that applies, and which bound;
+    dashes for a measurement that was not counted or has no peaks."""
+    if m.work is None:
+        return ["-"] * len(WORK_HEADERS)
+    return _work_cells(
+        m.work.flops,
+        m.work.bytes_moved,
+        m.device_us.median,
+        m.peak_flops_per_s,
+        m.peak_bytes_per_s,
+    )
+
+
+def work_line(m: Measurement) -> str:
+    """One sentence of the region's roofline for its detail section ("" if not counted)."""
+    w = m.work
+    if w is None:
+        return ""
+    line = (
+        f"work: {w.flops / 1e9:.3g} GFLOP, {w.bytes_moved / 1e6:.3g} MB moved (read "
+        f"{w.bytes_read / 1e6:.3g}, written {w.bytes_written / 1e6:.3g}; a lower bound), "
+        f"{w.intensity:.3g} FLOP/B"
+    )
+    r = m.roofline
+    if r is not None:
+        line += (
+            f"; achieved {r.achieved_flops_per_s / 1e9:.3g} GFLOP/s, "
+            f"{r.achieved_bytes_per_s / 1e9:.3g} GB/s = {r.fraction * 100:.1f}% of the "
+            f"{r.bound} bound (peaks {m.peak_flops_per_s / 1e12:.3g} TFLOP/s, "
+            f"{m.peak_bytes_per_s / 1e9:.3g} GB/s)"
+        )
+    elif m.peak_flops_per_s <= 0:
+        line += f"; no peaks known for {m.device_kind} (set neuron_profile_peaks)"
+    if w.uncounted:
+        line += f"\nFLOPs not counted for: {', '.join(w.uncounted)}"
+    return line
+
+
+def per_op_table(m: Measurement) -> str:
+    work = {o.name: o for o in m.work.per_op} if m.work is not None else {}
+    rows = []
+    for row in m.per_op:
+        cells = [
+            row.name,
+            _num(row.calls),
+            _num(row.kernels),
+            _us(row.device_us),
+            f"{row.share * 100:.1f}%",
+        ]
+        if m.work is not None:
+            o = work.get(row.name)
+            cells.extend(
+                _work_cells(
+                    o.flops,
+                    o.bytes_moved,
+                    row.device_us,
+                    m.peak_flops_per_s,
+                    m.peak_bytes_per_s,
+                )
+                if o is not None
+                else ["-"] * len(WORK_HEADERS)
+            )
+        rows.append(cells)
+    if not rows:
+        return f"(region {m.region!r} dispatched no ops)"
+    headers = ["op", "calls", "kernels", "device µs", "share"]
+    if m.work is not None:
+        headers.extend(WORK_HEADERS)
+    return tabulate(
+        rows,
+        headers=headers,
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+
+
+def _warmup_text(m: Measurement) -> str:
+    text = f"warm-up {m.warmup_rounds} calls"
+    if m.settle_calls:
+        text += f" + {m.settle_calls} until page faults stopped"
+    return text
+
+
+def _window_text(m: Measurement) -> str:
+    if m.host_calls <= m.rounds:
+        return ""
+    return f", host over {m.host_calls:,} calls in {m.window_s:g} s"
+
+
+def measurement_detail(m: Measurement) -> str:
+    lines = [
+        f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
+        f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
+        f"(median of {m.rounds} rounds{_window_text(m)}; {_warmup_text(m)}, "
+        f"first call {_us(m.first_call_us)} µs)",
+        per_op_table(m),
+    ]
+    if m.page_faults is not None and m.page_faults > SETTLED_FAULTS:
+        lines.append(
+            f"page faults: {m.page_faults:,.0f} per round even after warm-up: the region "
+            "touches fresh memory on every call (large tensors the allocator maps anew), "
+            "and its times include that"
+        )
+    if m.recheck_note:
+        lines.append(m.recheck_note)
+    gaps = m.launch_gap_us
+    if gaps:
+        lines.append(
+            f"launch gap (kernel start - launch call start): median {gaps.median:,.1f} µs, "
+            f"max {gaps.max:,.1f} µs over {gaps.n} kernel launches"
+        )
+    if m.work is not None:
+        lines.append(work_line(m))
+    if m.kernel_counts:
+        kernels = ", ".join(f"{name} ×{n}" for name, n in sorted(m.kernel_counts.items()))
+        lines.append(f"kernels: {kernels}")
+    for variant in m.round_variants:
+        lines.append(f"ops varied across rounds: {variant}")
+    if m.graph_breaks or m.recompiles:
+        lines.append(f"torch.compile: {m.graph_breaks} graph breaks, {m.recompiles} recompilations")
+    lines.extend(m.compile_notes)
+    return "\n".join(lines)
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
+
+
+def _pooled(plan: UpdatePlan) -> str:
+    """ "2 pooled (now over 3 processes), " or nothing."""
+    spans = Counter(e.processes for k in plan.pooled if (e := plan.result.get(*k)) is not None)
+    if not spans:
+        return ""
+    over = ", ".join(f"{n} now over {p} processes" for p, n in sorted(spans.items()))
+    if len(spans) == 1:
+        over = f"now over {next(iter(spans))} processes"
+    return f"{len(plan.pooled)} pooled ({over}), "

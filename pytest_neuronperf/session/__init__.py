@@ -1,0 +1,1 @@
+"""The pytest faces: controller and worker roles, and the pure verdict."""

@@ -1,0 +1,1 @@
+"""Profiler events (live or saved Kineto JSON) and their analysis into measurements."""

@@ -1,0 +1,207 @@
+"""The offline report: a saved Kineto chrome trace -> the same Measurements as a live run.
+
+This is how a trace recorded on a Trainium or GPU runner is read anywhere: no torch, no
+device, no pytest. Which regions a trace holds:
+
+- ``--region NAME``: every ``record_function`` annotation called NAME, one round per
+  occurrence; else the measurement NAME of a trace this plugin wrote (its markers carry
+  the region name); else NAME as a glob (``ProfilerStep#*``) over annotation names.
+- no region: this plugin's measurements if the trace has its markers; else one round per
+  ``ProfilerStep#N`` (``torch.profiler.schedule`` steps); else the whole trace as one round.
+
+Mode: device when the trace holds device events (kernels, memcpy, memset), else host.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from ..markers import parse_marker
+from ..model import Measurement
+from ..stats import Stats
+from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops, summarize
+from .events import Event, Kind, TraceError, events_from_chrome
+
+ModeChoice = Literal["auto", "host", "device"]
+WHOLE_TRACE = "(whole trace)"
+_STEP_PREFIX = "ProfilerStep#"
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class RegionReport:
+    measurement: Measurement
+
+    @property
+    def launch_gap_us(self) -> Stats:
+        return self.measurement.launch_gap_us or Stats.of([])
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.measurement.to_dict()
+        out["launches"] = self.launch_gap_us.n
+        return out
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    source: str
+    mode: Mode
+    device_kind: str
+    regions: tuple[RegionReport, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "trace": self.source,
+            "mode": self.mode,
+            "device_kind": self.device_kind,
+            "regions": [r.to_dict() for r in self.regions],
+        }
+
+
+def load_trace(path: Path) -> Any:
+    """The parsed JSON of a ``.json`` or ``.json.gz`` trace; TraceError for anything else.
+    Gzip is recognised by its magic bytes, so a misnamed file still reads."""
+    name = str(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise TraceError(f"{name}: is a directory, not a trace file") from None
+    except OSError as exc:
+        raise TraceError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except EOFError:
+            raise TraceError(f"{name}: truncated gzip (the file ends mid-stream)") from None
+        except (OSError, zlib.error) as exc:
+            raise TraceError(f"{name}: corrupt gzip: {exc}") from None
+    elif name.endswith(".gz"):
+        raise TraceError(f"{name}: named .gz but is not gzip-compressed")
+    if not data.strip():
+        raise TraceError(f"{name}: empty file")
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError:
+        raise TraceError(f"{name}: not a JSON text file (binary content)") from None
+    except json.JSONDecodeError as exc:
+        # A cut-off file fails at its very end, or inside its last string.
+        at_end = exc.pos >= len(data.rstrip()) - 1
+        cut_string = exc.msg.startswith("Unterminated string") and b'"' not in data[exc.pos + 1 :]
+        hint = " (truncated?)" if at_end or cut_string else ""
+        raise TraceError(
+            f"{name}: not valid JSON{hint}: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise TraceError(f"{name}: JSON nested too deeply to be a chrome trace") from None
+
+
+def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
+    """``cuda:<name>`` / ``rocm:<name>`` from the trace's deviceProperties, like the live
+    backends' device kinds; ``cpu`` for a trace without device activity."""
+    props = doc.get("deviceProperties") if isinstance(doc, dict) else None
+    name = ""
+    if isinstance(props, list) and props and isinstance(props[0], dict):
+        name = str(props[0].get("name", ""))
+    has_runtime = any(e.kind is Kind.RUNTIME for e in events)
+    if not name and not has_runtime:
+        return "cpu"
+    hip = any(e.kind is Kind.RUNTIME and e.name.startswith("hip") for e in events)
+    return f"{'rocm' if hip else 'cuda'}:{name or 'unknown'}"
+
+
+def report_trace(path: Path, region: str | None = None, mode: ModeChoice = "auto") -> TraceReport:
+    """Analyse one saved trace. Raises TraceError with a one-line message on bad input."""
+    doc = load_trace(path)
+    events = events_from_chrome(doc, source=str(path))
+    if not events:
+        raise TraceError(f"{path}: no profiler events (no cpu_op, annotation or kernel events)")
+    index = TraceIndex.build(events)
+    # A trace with device runtime calls but no device events is a GPU run whose device
+    # side was not recorded: host figures would pass for device time, so auto refuses it.
+    gpu_run = index.has_device or bool(index.launches)
+    chosen: Mode = mode if mode != "auto" else "device" if gpu_run else "host"
+    if chosen == "device" and not index.has_device:
+        launches = len(index.launches)
+        why = (
+            f"{launches} runtime calls but no device events: the device activity was not "
+            "recorded (ProfilerActivity.CUDA missing, or a CUPTI range-profiler trace)"
+            if launches
+            else "no device events (a CPU-only trace)"
+        )
+        raise TraceError(f"{path}: {why}; use --mode host to analyse the host side")
+    groups = select_regions(events, index, region, str(path))
+    kind = device_kind_of(doc, events)
+    regions = tuple(
+        _region_report(name, nodes, chosen, index, kind, path.name) for name, nodes in groups
+    )
+    return TraceReport(str(path), chosen, kind, regions)
+
+
+def select_regions(
+    events: Sequence[Event], index: TraceIndex, region: str | None, source: str
+) -> list[tuple[str, list[Event]]]:
+    """(region name, one node per round) in trace order; see the module docstring."""
+    annotations = [e for e in events if e.kind is Kind.ANNOTATION]
+    annotations.sort(key=lambda e: e.start_us)
+    ours: dict[tuple[int, str], list[Event]] = {}
+    for ev in annotations:
+        marker = parse_marker(ev.name)
+        if marker is not None and not marker.prime:
+            ours.setdefault((marker.seq, marker.region), []).append(ev)
+    if region is not None:
+        exact = [e for e in annotations if e.name == region]
+        if exact:
+            return [(region, exact)]
+        mine = [e for (_, name), nodes in sorted(ours.items()) if name == region for e in nodes]
+        if mine:
+            return [(region, mine)]
+        if any(c in region for c in "*?["):
+            matched = [e for e in annotations if fnmatchcase(e.name, region)]
+            if matched:
+                return [(region, matched)]
+        names = sorted({m.region if (m := parse_marker(e.name)) else e.name for e in annotations})
+        shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+        raise TraceError(
+            f"{source}: no region {region!r} in the trace (its regions: {shown or 'none'})"
+        )
+    if ours:
+        return [(name, nodes) for (_, name), nodes in sorted(ours.items())]
+    steps = [e for e in annotations if e.name.startswith(_STEP_PREFIX)]
+    if len(steps) > 1 and not any(True for _ in region_ops(steps[-1], index)):
+        # Stopping the profiler opens one more step and records it empty (the ROCm trace's
+        # ProfilerStep#2): it is no round of the workload.
+        steps.pop()
+    if steps:
+        return [(f"{_STEP_PREFIX}*", steps)]
+    host_roots = sorted(index.roots, key=lambda e: e.start_us)
+    start = min(e.start_us for e in host_roots)
+    end = max(e.end_us for e in host_roots)
+    whole = Event(WHOLE_TRACE, Kind.ANNOTATION, start, end - start, ("trace", "all"))
+    whole.children = host_roots
+    return [(WHOLE_TRACE, [whole])]
+
+
+def _region_report(
+    name: str, nodes: list[Event], mode: Mode, index: TraceIndex, kind: str, test_id: str
+) -> RegionReport:
+    # The whole-trace node already holds every thread's roots: adopting would count twice.
+    adopt = name != WHOLE_TRACE
+    rounds: list[RoundResult] = [analyze_node(n, mode, index, adopt=adopt) for n in nodes]
+    measurement = summarize(
+        rounds,
+        test_id=test_id,
+        region=name,
+        backend="trace",
+        device_kind=kind,
+        # Saved traces hold only profiled time: the region's wall time under the profiler.
+        host=[r.wall_us for r in rounds],
+        environment={"backend": "trace", "device_kind": kind, "torch": "?"},
+    )
+    return RegionReport(measurement)

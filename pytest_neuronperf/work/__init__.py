@@ -1,0 +1,1 @@
+"""Work of a region: FLOP/byte counting, device peaks, CPU calibration."""

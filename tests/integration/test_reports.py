@@ -1,0 +1,180 @@
+"""The reports people and machines read: JSON, JUnit, Markdown, HTML (in a real browser),
+and progress lines for slow measurements. All from real pytest runs through pytester."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+SUITE = """
+import os, pytest, torch
+
+H = 64
+
+def rmsnorm(x, w):
+    if os.environ.get("BREAK_FUSION"):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+    return torch.rms_norm(x, (H,), w, 1e-6)
+
+@pytest.fixture
+def xw():
+    return torch.randn(4, H), torch.ones(H)
+
+@pytest.mark.neuron_budget(max_ops=1)
+def test_fused(neuron_profile, xw):
+    neuron_profile(rmsnorm, *xw, name="rmsnorm")
+
+def test_plain(neuron_profile, xw):
+    neuron_profile(torch.relu, xw[0], name="relu")
+"""
+
+FAST = (
+    "-p",
+    "no:cacheprovider",
+    "--neuron-profile",
+    "--neuron-profile-rounds=3",
+    "--neuron-profile-warmup=1",
+)
+
+
+@pytest.fixture
+def broken_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A baseline recorded with the fusion intact, then a run where it is broken."""
+    pytester.makepyfile(test_model=SUITE)
+    pytester.runpytest_inprocess(*FAST, "--neuron-profile-update").assert_outcomes(passed=2)
+    monkeypatch.setenv("BREAK_FUSION", "1")
+    return pytester
+
+
+def test_json_report_validates_against_its_schema(broken_run: pytest.Pytester) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from pytest_neuronperf.reports.json import schema
+
+    result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-json=out/report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    doc = json.loads((broken_run.path / "out" / "report.json").read_text())
+    jsonschema.validate(doc, schema())
+    assert doc["schema_version"] == 1 and doc["exit_status"] == 1
+    by_region = {r["measurement"]["region"]: r for r in doc["measurements"]}
+    assert by_region["rmsnorm"]["status"] == "over budget"
+    assert by_region["rmsnorm"]["baseline"] == "regressed"
+    assert by_region["rmsnorm"]["measurement"]["ops"] == 6
+    assert by_region["relu"]["measurement"]["op_counts"] == {"aten::relu": 1}
+    assert doc["environments"][0]["device_kind"].startswith("cpu:")
+
+
+def test_junit_has_the_measurements_as_properties(broken_run: pytest.Pytester) -> None:
+    result = broken_run.runpytest_inprocess(*FAST, "--junitxml=junit.xml")
+    result.assert_outcomes(passed=1, failed=1)
+    root = ET.parse(broken_run.path / "junit.xml").getroot()
+    props = {
+        case.get("name"): {p.get("name"): p.get("value", "") for p in case.iter("property")}
+        for case in root.iter("testcase")
+    }
+    fused = props["test_fused"]
+    assert fused["neuronperf.rmsnorm.ops"] == "6"
+    assert fused["neuronperf.rmsnorm.status"] == "over budget"
+    assert fused["neuronperf.rmsnorm.baseline"].startswith("regressed")
+    assert float(fused["neuronperf.rmsnorm.device_us"]) > 0
+    assert props["test_plain"]["neuronperf.relu.ops"] == "1"
+
+
+def test_markdown_summary_puts_regressions_first_with_the_op_diff(
+    broken_run: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step_summary = broken_run.path / "step_summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-markdown=summary.md")
+    result.assert_outcomes(passed=1, failed=1)
+    text = (broken_run.path / "summary.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith(("| ❌", "| ✅"))]
+    assert "rmsnorm" in rows[0] and "❌" in rows[0]  # the regression comes first
+    assert "relu" in rows[1]
+    assert "+ aten::mul ×3" in text and "- aten::rms_norm ×1" in text
+    appended = step_summary.read_text()
+    assert appended.startswith("earlier step\n") and text in appended
+
+
+def test_html_report_is_self_contained_and_has_the_op_diff(broken_run: pytest.Pytester) -> None:
+    result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-html=report.html")
+    result.assert_outcomes(passed=1, failed=1)
+    html = (broken_run.path / "report.html").read_text()
+    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in html and "<script" not in html
+    assert "+ aten::mul ×3" in html and "- aten::rms_norm ×1" in html
+    assert 'class="bar-current"' in html and 'class="bar-baseline"' in html
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (.ci/run installs it)")
+def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_path: Path) -> None:
+    image = pytest.importorskip("PIL.Image")
+    result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-html=report.html")
+    result.assert_outcomes(passed=1, failed=1)
+    shot = tmp_path / "shot.png"
+    chromium = _chromium()
+    assert chromium is not None
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,1600",
+            f"--screenshot={shot}",
+            (broken_run.path / "report.html").as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=dict(os.environ, HOME=str(tmp_path)),
+    )
+    pixels = image.open(shot).convert("RGB")
+    colours = {c for _, c in pixels.getcolors(maxcolors=1 << 20) or []}
+    # The bars' own colours (report_html.CURRENT and BASELINE) are on screen: the chart drew.
+    assert (0x25, 0x63, 0xEB) in colours
+    assert (0x9C, 0xA3, 0xAF) in colours
+
+
+def test_slow_phase_says_what_it_is_doing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_slow="""
+import time
+
+def slow(calls=[]):
+    calls.append(1)
+    if len(calls) == 1:
+        time.sleep(2.2)   # a first call as slow as a compile
+
+def test_slow(neuron_profile):
+    neuron_profile(slow)
+"""
+    )
+    result = pytester.runpytest_inprocess(*FAST)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*neuronperf: test_slow.py::test_slow 'slow' first call (torch.compile compiles here): "
+            "still running...",
+            "*neuronperf: test_slow.py::test_slow 'slow' first call (*): took 2.* s",
+        ]
+    )
+    assert "timing 3 rounds" not in result.stdout.str()  # fast phases stay quiet

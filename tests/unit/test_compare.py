@@ -1,0 +1,310 @@
+"""The regression rule and the store, as pure functions (no profiler, no pytest run)."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_neuronperf.baselines import store as bstore
+from pytest_neuronperf.baselines import update
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.baselines.store import BaselineError, Baselines, NewerSchemaError
+from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.settings import SettingError, parse_tolerance, resolve
+from pytest_neuronperf.stats import MIN_ROUNDS, Stats, compare_times, ratio_interval
+
+
+def noisy(center: float, n: int, rng: random.Random, spread: float = 0.1) -> list[float]:
+    # Log-normal per-round noise plus the odd preempted round, as on a shared CPU.
+    out = [center * rng.lognormvariate(0, spread) for _ in range(n)]
+    out[rng.randrange(n)] *= 5
+    return out
+
+
+def test_aa_noise_never_fails() -> None:
+    rng = random.Random(1)
+    verdicts = [
+        compare_times(noisy(100, 10, rng), noisy(100, 10, rng), 0.10).verdict for _ in range(150)
+    ]
+    assert "regressed" not in verdicts
+    assert "improved" not in verdicts
+
+
+def test_a_25_percent_slowdown_is_caught_with_10_rounds() -> None:
+    rng = random.Random(2)
+    caught = sum(
+        compare_times(noisy(100, 10, rng, 0.05), noisy(125, 10, rng, 0.05), 0.10).verdict
+        == "regressed"
+        for _ in range(150)
+    )
+    assert caught / 150 >= 0.95
+
+
+def test_a_slowdown_inside_the_tolerance_passes_even_when_certain() -> None:
+    base = [100.0 + i * 0.01 for i in range(10)]
+    change = compare_times(base, [v * 1.08 for v in base], 0.10)
+    assert change.verdict == "same"
+    assert change.low > 1.0  # credible, yet within tolerance
+
+
+def test_verdict_is_deterministic_and_interval_brackets_the_ratio() -> None:
+    rng = random.Random(3)
+    b, c = noisy(100, 10, rng), noisy(130, 10, rng)
+    assert ratio_interval(b, c) == ratio_interval(b, c)
+    point, low, high = ratio_interval(b, c)
+    assert low <= point <= high
+
+
+def test_improvement_and_too_few_rounds() -> None:
+    base = [100.0 + i for i in range(10)]
+    assert compare_times(base, [v / 2 for v in base], 0.10).verdict == "improved"
+    few = compare_times(base[: MIN_ROUNDS - 1], [v * 3 for v in base], 0.10)
+    assert few.verdict == "unjudged" and "rounds" in few.reason
+    with pytest.raises(ValueError, match="tolerance"):
+        compare_times(base, base, 0)
+
+
+def measurement(ops: dict[str, int], device: list[float], region: str = "r") -> Measurement:
+    return Measurement(
+        test_id="t.py::t",
+        region=region,
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=sum(ops.values()),
+        kernels=sum(ops.values()),
+        op_counts=ops,
+        kernel_counts=ops,
+        device_us=Stats.of(device),
+        host_us=Stats.of(device),
+        per_op=(),
+        rounds=len(device),
+        environment={"torch": "2.13.0", "device_kind": "cpu:x86_64"},
+    )
+
+
+TIMES = [100.0 + i for i in range(10)]
+
+
+def test_compare_fails_an_extra_op_with_the_multiset_diff() -> None:
+    before = Entry.of(measurement({"aten::rms_norm": 1}, TIMES))
+    after = measurement({"aten::mul": 3, "aten::mean": 1, "aten::add": 1, "aten::rsqrt": 1}, TIMES)
+    c = compare(before, after, tolerance=0.1)
+    assert c.status == "regressed"
+    assert c.failures[0] == (
+        "neuronperf baseline: region 'r' dispatched 6 ops, baseline 1 "
+        "(+ aten::mul ×3, + aten::add ×1, + aten::mean ×1, + aten::rsqrt ×1, "
+        "- aten::rms_norm ×1)"
+    )
+    # The other way round is an improvement, which passes.
+    back = compare(Entry.of(after), measurement({"aten::rms_norm": 1}, TIMES), tolerance=0.1)
+    assert back.status == "improved" and not back.failures and back.needs_write
+
+
+def test_compare_time_message_and_host_only_when_asked() -> None:
+    before = Entry.of(measurement({"aten::mul": 1}, TIMES))
+    c = compare(before, measurement({"aten::mul": 1}, [v * 2 for v in TIMES]), tolerance=0.1)
+    assert c.status == "regressed"
+    assert len(c.failures) == 1  # device only
+    assert c.failures[0].startswith(
+        "neuronperf baseline: region 'r' device_us regressed +100% (median 209.0 vs 104.5 µs, "
+        "95% CI +"
+    )
+    assert c.failures[0].endswith(", tolerance 10%)")
+    host = compare(
+        before,
+        measurement({"aten::mul": 1}, [v * 2 for v in TIMES]),
+        tolerance=0.1,
+        compare_host=True,
+    )
+    assert any("host_us regressed" in f for f in host.failures)
+
+
+def timed_with_reference(times: list[float], reference: list[float]) -> Measurement:
+    ref = Stats.of(reference)
+    return replace(measurement({"aten::mul": 1}, times), reference_us=ref, device_reference_us=ref)
+
+
+REF = [20.0 + (i % 3) * 0.1 for i in range(10)]
+
+
+def test_times_are_judged_against_the_reference_both_ways() -> None:
+    entry = Entry.of(timed_with_reference(TIMES, REF))
+    assert entry.reference_us == Stats.of(REF) and entry.device_reference_us == Stats.of(REF)
+    # The whole machine 2x slower: the reference says so, the region is unchanged.
+    slow_machine = timed_with_reference([v * 2 for v in TIMES], [r * 2 for r in REF])
+    c = compare(entry, slow_machine, tolerance=0.1)
+    assert c.status == "same", c.failures
+    # Without the reference the same figures fail: the reference is what passes them.
+    raw = compare(entry, slow_machine, tolerance=0.1, use_reference=False)
+    assert raw.status == "regressed"
+    assert raw.failures[0].startswith(
+        "neuronperf baseline: region 'r' device_us regressed +100% (median 209.0 vs 104.5 µs, "
+        "95% CI"
+    )
+    # A region 2x slower on a machine 1.25x slower still fails, by the part that is its own.
+    slower = timed_with_reference([v * 2.5 for v in TIMES], [r * 1.25 for r in REF])
+    c = compare(entry, slower, tolerance=0.1)
+    assert c.status == "regressed"
+    assert c.failures[0].startswith(
+        "neuronperf baseline: region 'r' device_us regressed +100% against the reference "
+        "workload (median 261.2 vs 104.5 µs as measured, reference 25.1 vs 20.1 µs, 95% CI +"
+    )
+    assert c.cell() == "regressed +100%"
+    # Both ways: a region 1.6x slower on a machine that runs 2x faster now is caught, where
+    # raw times would call it an improvement.
+    hidden = timed_with_reference([v * 0.8 for v in TIMES], [r * 0.5 for r in REF])
+    assert compare(entry, hidden, tolerance=0.1).status == "regressed"
+    assert compare(entry, hidden, tolerance=0.1, use_reference=False).status == "improved"
+    # Another torch version: the reference itself may have changed, so raw times.
+    other_torch = replace(slow_machine, environment={**slow_machine.environment, "torch": "2.14"})
+    assert compare(entry, other_torch, tolerance=0.1).status == "regressed"
+    # No reference on either side (device backends, entries recorded with it off): raw times.
+    plain = Entry.of(measurement({"aten::mul": 1}, TIMES))
+    assert compare(plain, slow_machine, tolerance=0.1).status == "regressed"
+
+
+def test_same_entry_is_not_rewritten_and_new_is_strict() -> None:
+    m = measurement({"aten::mul": 1}, TIMES)
+    same = compare(Entry.of(m), m, tolerance=0.1)
+    assert same.status == "same" and not same.needs_write and same.cell() == "same +0%"
+    assert compare(None, m, tolerance=0.1).failures == ()
+    strict = compare(None, m, tolerance=0.1, strict=True, where="x.json")
+    assert strict.status == "new" and "no baseline in x.json" in strict.failures[0]
+
+
+@pytest.mark.parametrize(
+    ("raw", "fraction"), [("10", 0.10), ("10%", 0.10), ("2.5%", 0.025), (25, 0.25), ("0.5%", 0.005)]
+)
+def test_tolerance_is_a_percentage(raw: object, fraction: float) -> None:
+    assert parse_tolerance(raw) == pytest.approx(fraction)
+
+
+@pytest.mark.parametrize("raw", ["0.1", "-5", "abc", "0", "5000"])
+def test_bad_tolerance_is_refused(raw: str) -> None:
+    with pytest.raises(ValueError):
+        parse_tolerance(raw)
+
+
+def test_tolerance_setting_levels_and_source_in_error() -> None:
+    assert resolve({}, {"neuron_profile_tolerance": "20"}, env={}).tolerance == 0.20
+    env = {"NEURONPERF_TOLERANCE": "30%"}
+    assert resolve({}, {"neuron_profile_tolerance": "20"}, env=env).tolerance == 0.30
+    assert resolve({"tolerance": "40"}, {}, env=env).tolerance == 0.40
+    with pytest.raises(SettingError, match=r"environment variable NEURONPERF_TOLERANCE='0\.1'"):
+        resolve({}, {}, env={"NEURONPERF_TOLERANCE": "0.1"})
+    assert resolve({"update": True}, {}, env={}).enabled, "update implies --neuron-profile"
+
+
+def store(tmp_path: Path) -> Baselines:
+    e = Entry.of(measurement({"aten::mul": 1}, TIMES))
+    return Baselines(tmp_path / "cpu_x86_64.json", "cpu:x86_64", {"b.py::t": {"r": e}}).merged(
+        {("a.py::t", "z"): e, ("a.py::t", "a"): e}
+    )
+
+
+def test_store_round_trips_sorted_with_samples_on_one_line(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    bstore.write(s)
+    text = s.path.read_text()
+    assert json.loads(text)["schema_version"] == bstore.SCHEMA_VERSION
+    assert text.index('"a.py::t"') < text.index('"b.py::t"')
+    assert text.index('"a"') < text.index('"z"')
+    assert '"samples": [100.0, 101.0, 102.0' in text
+    loaded = bstore.load(tmp_path, "cpu:x86_64")
+    assert loaded.keys() == s.keys()
+    assert bstore.dumps(loaded) == text
+    assert [p.name for p in tmp_path.iterdir()] == ["cpu_x86_64.json"]
+
+
+def test_failed_write_keeps_the_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(tmp_path)
+    bstore.write(s)
+    before = s.path.read_bytes()
+
+    def boom(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("os.replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        bstore.write(s.merged({}, [("a.py::t", "a")]))
+    assert s.path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["cpu_x86_64.json"]
+
+
+def test_load_errors_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "cpu_x86_64.json"
+    path.write_text("{")
+    with pytest.raises(BaselineError, match=r"cpu_x86_64.json: is not valid JSON"):
+        bstore.load(tmp_path, "cpu:x86_64")
+    damaged = bstore.load(tmp_path, "cpu:x86_64", allow_damaged=True)
+    assert damaged.damaged and not damaged.entries
+    path.write_text('{"schema_version": 2, "device_kind": "cpu:x86_64", "entries": {}}')
+    with pytest.raises(NewerSchemaError, match="upgrade pytest-neuronperf"):
+        bstore.load(tmp_path, "cpu:x86_64", allow_damaged=True)
+    assert bstore.load(tmp_path, "cuda:H200").entries == {}  # its own file, absent
+
+
+def test_reference_round_trips_and_a_bad_one_names_itself(tmp_path: Path) -> None:
+    entry = Entry.of(timed_with_reference(TIMES, REF))
+    back = Entry.from_dict(json.loads(json.dumps(entry.to_dict())))
+    assert back.reference_us == entry.reference_us
+    assert back.device_reference_us == entry.device_reference_us
+    assert "reference_us" not in Entry.of(measurement({"aten::mul": 1}, TIMES)).to_dict()
+    damaged = {**entry.to_dict(), "reference_us": {"samples": [20.0, 0.0]}}
+    with pytest.raises(ValueError, match=r"reference_us samples must all be > 0"):
+        Entry.from_dict(damaged)
+
+
+def test_stale_only_for_what_the_run_can_know(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    common = {"file_exists": lambda module: module != "gone.py", "measured": {}}
+    # a.py collected in part, b.py not at all: nothing is known to be gone.
+    assert update.stale(s, collected=set(), complete_modules=set(), **common) == []  # type: ignore[arg-type]
+    # b.py collected in full without b.py::t: gone.
+    assert update.stale(s, collected=set(), complete_modules={"b.py"}, **common) == [  # type: ignore[arg-type]
+        ("b.py::t", "r")
+    ]
+    # a test that ran and passed no longer measures region z.
+    got = update.stale(
+        s,
+        collected={"a.py::t"},
+        complete_modules=set(),
+        file_exists=lambda _: True,
+        measured={"a.py::t": {"a"}},
+    )
+    assert got == [("a.py::t", "z")]
+
+
+def test_plan_update_keeps_unchanged_entries_and_removes_stale(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    fresh = Entry.of(measurement({"aten::add": 1}, TIMES))
+    plan = update.plan_update(
+        s,
+        {
+            ("a.py::t", "a"): (fresh, False),
+            ("a.py::t", "z"): (fresh, True),
+            ("c.py::t", "r"): (fresh, True),
+        },
+        [("b.py::t", "r")],
+    )
+    assert plan.unchanged == (("a.py::t", "a"),)
+    assert plan.changed == (("a.py::t", "z"),)
+    assert plan.added == (("c.py::t", "r"),)
+    assert plan.removed == (("b.py::t", "r"),)
+    assert plan.result.get("a.py::t", "a") == s.get("a.py::t", "a")
+    assert plan.result.get("a.py::t", "z") == fresh
+    assert "b.py::t" not in plan.result.entries
+
+
+def test_partially_selected_modules(tmp_path: Path) -> None:
+    got = update.partially_selected(
+        ["tests/test_x.py::test_a", "tests/test_y.py", "/elsewhere/t.py::x"], tmp_path, tmp_path
+    )
+    assert got == {"tests/test_x.py"}

@@ -1,0 +1,347 @@
+"""Host time sampled over a window, and the host-timed gate that rests on it."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import pytest
+import torch
+
+from pytest_neuronperf.backends.cpu import CpuBackend
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.measure.reference import Reference
+from pytest_neuronperf.measure.runner import Runner
+from pytest_neuronperf.measure.window import RECORD_WINDOWS, HostSamples, pooled, sample_host
+from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.reports.terminal import measurement_detail
+from pytest_neuronperf.settings import SettingError, resolve
+from pytest_neuronperf.stats import Stats
+
+
+class FakeClock:
+    """Each call of the measured function takes ``cost`` ns; reading the clock is free."""
+
+    def __init__(self, cost: int) -> None:
+        self.now = 0
+        self.cost = cost
+
+    def __call__(self) -> int:
+        return self.now
+
+    def work(self) -> int:
+        self.now += self.cost
+        return self.now
+
+
+def test_each_round_is_the_median_of_its_share_of_the_window() -> None:
+    clock = FakeClock(cost=1_000)  # 1 µs calls, 10 ms window, 5 rounds: 2,000 calls each
+    s = sample_host(clock.work, rounds=5, window_s=0.01, reference=None, clock=clock)
+    assert s.host_us == [1.0] * 5
+    assert s.calls == 10_000
+    assert s.reference_us == []
+    assert s.result == clock.now, "the last call's result is handed back"
+
+
+def test_a_call_longer_than_its_share_runs_once_per_round_and_no_window_is_one_call() -> None:
+    clock = FakeClock(cost=50_000_000)  # 50 ms calls, 10 ms window
+    s = sample_host(clock.work, rounds=4, window_s=0.01, reference=None, clock=clock)
+    assert s.calls == 4 and s.host_us == [50_000.0] * 4
+    clock = FakeClock(cost=1_000)
+    s = sample_host(clock.work, rounds=3, window_s=0.0, reference=None, clock=clock)
+    assert s.calls == 3
+
+
+def test_a_slow_stretch_does_not_push_later_rounds_out_of_the_window() -> None:
+    costs = iter([30_000_000] + [1_000] * 100_000)
+    clock = FakeClock(0)
+
+    def call() -> None:
+        clock.now += next(costs)
+
+    # Round 0's one call overruns the shares of rounds 0-2 (10 ms each): rounds 1 and 2 make
+    # one call each, and the window still ends 50 ms after it began.
+    s = sample_host(call, rounds=5, window_s=0.05, reference=None, clock=clock)
+    assert s.host_us == [30_000.0, 1.0, 1.0, 1.0, 1.0]
+    assert clock.now == pytest.approx(50_000_000, abs=2_000)
+    assert 19_990 < s.calls < 20_010
+
+
+def test_the_reference_is_ticked_before_every_call_and_paired_per_round() -> None:
+    s = sample_host(lambda: None, rounds=3, window_s=0.03, reference=Reference())
+    assert len(s.reference_us) == 3 and all(r > 0 for r in s.reference_us)
+    assert len(s.dispatch_us) == 3 and all(r > 0 for r in s.dispatch_us)
+    assert len(s.relative) == len(s.relative_dispatch) == 3
+    assert s.calls >= 3
+
+
+def test_window_setting_levels_and_bad_values() -> None:
+    assert resolve({}, {}, env={}).window == 1.0
+    assert resolve({}, {"neuron_profile_window": "0.5"}, env={}).window == 0.5
+    env = {"NEURONPERF_WINDOW": "0"}
+    assert resolve({}, {"neuron_profile_window": "0.5"}, env=env).window == 0.0
+    assert resolve({"window": "2s"}, {}, env=env).window == 2.0
+    with pytest.raises(SettingError, match=r"--neuron-profile-window='-1': expected seconds"):
+        resolve({"window": "-1"}, {}, env={})
+    with pytest.raises(SettingError, match=r"NEURONPERF_WINDOW='soon'"):
+        resolve({}, {}, env={"NEURONPERF_WINDOW": "soon"})
+
+
+def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() -> None:
+    runner = Runner(CpuBackend(), count_work=False, window=0.2)
+    x = torch.randn(64, 64)
+    result, m = runner.measure_callable(
+        torch.relu, (x,), {}, test_id="t", name="relu", warmup=2, rounds=5
+    )
+    assert torch.equal(result, torch.relu(x))
+    assert m.host_us.n == 5 and m.device_us.n == 5
+    assert m.window_s == 0.2
+    # A relu of 4K floats takes microseconds: thousands of calls fit in 0.2 s.
+    assert m.host_calls > 100
+    assert m.reference_us is not None and m.reference_us.n == 5
+    assert f"host over {m.host_calls:,} calls in 0.2 s" in measurement_detail(m)
+    assert m.ops == 1, "the window's calls are not profiled: the region is still one op"
+
+
+def timed(device: list[float], host: list[float]) -> Measurement:
+    return Measurement(
+        test_id="t.py::t",
+        region="r",
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=1,
+        kernels=1,
+        op_counts={"aten::mul": 1},
+        kernel_counts={"aten::mul": 1},
+        device_us=Stats.of(device),
+        host_us=Stats.of(host),
+        per_op=(),
+        rounds=len(device),
+    )
+
+
+TIMES = [100.0 + i for i in range(10)]
+
+
+def test_host_timed_backends_gate_host_time_not_the_profiled_device_time() -> None:
+    base = Entry.of(timed(TIMES, TIMES))
+    # Profiled op times inflated 3x, the unprofiled window unchanged: passes on cpu, where
+    # that is the profiler's own noise; a device backend fails it on device_us.
+    inflated = timed([v * 3 for v in TIMES], TIMES)
+    on_cpu = compare(base, inflated, tolerance=0.1, host_timed=True)
+    assert on_cpu.status == "same" and on_cpu.gated == "host_us", on_cpu.failures
+    assert compare(base, inflated, tolerance=0.1).status == "regressed"
+    # The window 1.5x slower fails on cpu, naming host_us; the cell shows that change.
+    slower = compare(base, timed(TIMES, [v * 1.5 for v in TIMES]), tolerance=0.1, host_timed=True)
+    assert slower.status == "regressed"
+    assert slower.failures[0].startswith(
+        "neuronperf baseline: region 'r' host_us regressed +50% (median 156.8 vs 104.5 µs"
+    )
+    assert slower.cell() == "regressed +50%"
+
+
+class FakeReference:
+    """The memory tick goes 10, 20, 10, 20, ... µs: a machine that alternates between two
+    speeds; the dispatch tick stays at 5 µs, blind to it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def tick(self) -> float:
+        self.n += 1
+        return 10.0 if self.n % 2 else 20.0
+
+    def dispatch_tick(self) -> float:
+        return 5.0
+
+
+def test_relative_is_the_low_decile_of_each_call_over_its_own_tick() -> None:
+    clock = FakeClock(cost=0)
+    costs = iter([100_000, 200_000] * 10 + [1_000_000] * 2)  # the last two: preempted
+
+    def call() -> None:
+        clock.now += next(costs)
+
+    ref = FakeReference()
+    s = sample_host(call, rounds=1, window_s=0.0049, reference=ref, clock=clock)  # type: ignore[arg-type]
+    # Each call ran at its tick's speed (100 µs at 10, 200 at 20): ten times the reference
+    # whatever the machine did, and the two preempted calls stay out of the low decile.
+    assert s.calls == 22
+    assert s.relative == [pytest.approx(10.0)]
+    assert s.reference_us == [15.0]
+    assert s.host_us == [200.0]
+    # Against the blind tick only the fast calls' 100 µs make the low decile: 100 / 5.
+    assert s.relative_dispatch == [pytest.approx(20.0)]
+    assert s.dispatch_us == [5.0]
+
+
+def test_the_gate_prefers_the_relative_rounds_and_a_damaged_one_is_refused() -> None:
+    rel = [10.0 + 0.01 * i for i in range(10)]
+    ref = Stats.of([10.0] * 10)
+    base = replace(timed(TIMES, TIMES), reference_us=ref, host_relative=Stats.of(rel))
+    entry = Entry.of(base)
+    # Medians as measured 1.5x (a busy machine), the relative rounds unchanged: the same.
+    busy = replace(
+        timed(TIMES, [v * 1.5 for v in TIMES]), reference_us=ref, host_relative=Stats.of(rel)
+    )
+    assert compare(entry, busy, tolerance=0.1, host_timed=True).status == "same"
+    # The relative rounds 1.3x: regressed, though the medians as measured did not move.
+    slower = replace(
+        timed(TIMES, TIMES), reference_us=ref, host_relative=Stats.of([v * 1.3 for v in rel])
+    )
+    c = compare(entry, slower, tolerance=0.1, host_timed=True)
+    assert c.status == "regressed"
+    assert "host_us regressed +30% against the reference" in c.failures[0]
+    # Off: raw medians, which say nothing moved.
+    raw = compare(entry, slower, tolerance=0.1, host_timed=True, use_reference=False)
+    assert raw.status == "same"
+    # An unchanged entry is kept as it is; one recorded before the window gains the figures.
+    assert not compare(entry, base, tolerance=0.1, host_timed=True).needs_write
+    older = Entry.of(replace(base, host_relative=None))
+    assert compare(older, base, tolerance=0.1, host_timed=True).needs_write
+    damaged = entry.to_dict()
+    damaged["host_relative"]["samples"][0] = 0
+    with pytest.raises(ValueError, match="host_relative samples must all be > 0"):
+        Entry.from_dict(damaged)
+
+
+def spin(us: float) -> None:
+    end = time.perf_counter() + us / 1e6
+    while time.perf_counter() < end:
+        pass
+
+
+def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
+    """The machine's transient: the first window is slow, the second is not. The recheck
+    callback plays the baseline (it says the first window regressed) and ends the transient."""
+    runner = Runner(CpuBackend(), count_work=False, window=0.05)
+    state = {"us": 400.0, "asked": 0}
+    x = torch.ones(8)
+
+    def work(t: torch.Tensor) -> torch.Tensor:
+        spin(state["us"])
+        return t + 1
+
+    def recheck(m: Measurement) -> str | None:
+        state["asked"] += 1
+        first_median = m.host_us.median
+        state["us"] = 100.0
+        return "+100%" if first_median > 300 else None
+
+    _, m = runner.measure_callable(
+        work, (x,), {}, test_id="t", name="work", warmup=1, rounds=5, recheck=recheck
+    )
+    assert state["asked"] == 1
+    assert m.host_us.median < 300, "the second look replaced the first window"
+    assert m.recheck_note == (
+        "host time regressed +100% in the first window; judged on 3 more windows sampled "
+        "right after, pooled"
+    )
+    # As many windows as recording a baseline pools: the report's window span says so.
+    assert m.window_s == pytest.approx(0.05 * RECORD_WINDOWS)
+    assert m.recheck_note in measurement_detail(m)
+    # No regression: nothing sampled again, no note.
+    _, calm = runner.measure_callable(
+        work, (x,), {}, test_id="t", name="calm", warmup=1, rounds=5, recheck=lambda m: None
+    )
+    assert calm.recheck_note == ""
+
+
+def two_ticks(memory: float, dispatch: float) -> Measurement:
+    """A host-timed measurement whose relative rounds are ``memory`` and ``dispatch`` times
+    a steady base, against a memory tick of 10 µs and a dispatch tick of 2 µs."""
+    rel = [10.0 + 0.01 * i for i in range(10)]
+    return replace(
+        timed(TIMES, TIMES),
+        reference_us=Stats.of([10.0] * 10),
+        host_relative=Stats.of([v * memory for v in rel]),
+        dispatch_reference_us=Stats.of([2.0] * 10),
+        host_relative_dispatch=Stats.of([v * 5 * dispatch for v in rel]),
+    )
+
+
+def test_a_host_regression_must_show_against_both_reference_ticks() -> None:
+    entry = Entry.of(two_ticks(1.0, 1.0))
+    # Slower against both: regressed, on the smaller change, and the sentence names both.
+    c = compare(entry, two_ticks(1.3, 1.5), tolerance=0.1, host_timed=True)
+    assert c.status == "regressed"
+    assert c.host is not None and c.host.ratio == pytest.approx(1.3)
+    assert (
+        "host_us regressed +30% against both reference workloads (memory-bound +30%, "
+        "dispatch-bound +50%: judged on the smaller; median "
+    ) in c.failures[0]
+    assert c.cell() == "regressed +30%"
+    # Against one tick only: a drift of what the other times, not the region. Both ways.
+    for memory, dispatch in ((1.4, 1.0), (1.0, 1.4), (1.4, 0.7)):
+        c = compare(entry, two_ticks(memory, dispatch), tolerance=0.1, host_timed=True)
+        assert c.status == "same", (memory, dispatch)
+        assert not c.failures
+    # Faster against both: improved, again on the change nearer none.
+    c = compare(entry, two_ticks(0.7, 0.6), tolerance=0.1, host_timed=True)
+    assert c.status == "improved" and c.host is not None
+    assert c.host.ratio == pytest.approx(0.7)
+
+
+def test_an_entry_without_the_dispatch_tick_is_judged_on_the_memory_tick_and_rewritten() -> None:
+    current = two_ticks(1.4, 1.0)
+    older = Entry.of(replace(two_ticks(1.0, 1.0), host_relative_dispatch=None))
+    c = compare(older, current, tolerance=0.1, host_timed=True)
+    assert c.status == "regressed"
+    assert "host_us regressed +40% against the reference workload (" in c.failures[0]
+    assert c.needs_write
+    assert not compare(Entry.of(current), current, tolerance=0.1, host_timed=True).needs_write
+    damaged = Entry.of(current).to_dict()
+    damaged["host_relative_dispatch"]["samples"][3] = -1
+    with pytest.raises(ValueError, match="host_relative_dispatch samples must all be > 0"):
+        Entry.from_dict(damaged)
+    damaged = Entry.of(current).to_dict()
+    damaged["dispatch_reference_us"]["samples"][0] = 0
+    with pytest.raises(ValueError, match="dispatch_reference_us samples must all be > 0"):
+        Entry.from_dict(damaged)
+
+
+def test_pooled_windows_take_each_rounds_median_and_keep_the_round_count() -> None:
+    def window(scale: float, calls: int) -> HostSamples:
+        rounds = [1.0, 2.0, 3.0]
+        return HostSamples(
+            [v * scale for v in rounds],
+            [10.0] * 3,
+            [v * scale for v in rounds],
+            [2.0] * 3,
+            [v * scale * 5 for v in rounds],
+            calls,
+            result=scale,
+        )
+
+    # The middle window is a lucky moment, twice as fast: it does not move the pool.
+    p = pooled([window(1.0, 10), window(0.5, 20), window(1.1, 30)])
+    assert p.host_us == [1.0, 2.0, 3.0]
+    assert p.relative_dispatch == [5.0, 10.0, 15.0]
+    assert p.reference_us == [10.0] * 3
+    assert p.calls == 60 and p.windows == 3 and p.result == 1.1
+    one = window(1.0, 10)
+    assert pooled([one]) is one
+
+
+def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="""
+import torch
+
+def test_a(neuron_profile):
+    neuron_profile(torch.relu, torch.ones(64), name="relu")
+"""
+    )
+    args = ["-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-window=0.06"]
+    # The plain run measures into a directory of its own: this test is about what is
+    # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
+    plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
+    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), (plain, 0.06)):
+        report = pytester.path / "report.json"
+        result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
+        result.assert_outcomes(passed=1)
+        (row,) = json.loads(report.read_text())["measurements"]
+        assert row["measurement"]["window_s"] == pytest.approx(seconds), extra
+        assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
