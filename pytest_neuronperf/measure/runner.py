@@ -3,7 +3,8 @@
 All rounds of a callable run inside one profiler session with a marker per round: starting
 and stopping the profiler costs milliseconds, more than the regions we measure. Host time is
 taken before, unprofiled, over a window of steady calls (window.py), so profiler overhead does
-not inflate it and one busy moment of the machine does not decide it.
+not inflate it and one busy moment of the machine does not decide it. The steps and the
+measurements behind them: docs/design.md, "How a callable is measured".
 """
 
 from __future__ import annotations
@@ -178,19 +179,9 @@ class Runner:
         m: Measurement,
         recheck: Callable[[Measurement], str | None],
     ) -> Measurement:
-        """A host-time regression is confirmed on a second look before it fails a test.
-
-        The machine's speed drifts over seconds, and the reference does not follow every
-        drift (a neighbour filling the cache slows a 1 MB region more than the 128 KB
-        reference): measured here, one-second windows in one process varied about as much
-        as windows in different processes. So a first window that regressed may have met a
-        bad second; the second look, sampled right after, is judged in its place. A real
-        regression shows in both; a drift seldom lasts through both.
-
-        The second look pools as many windows as recording a baseline does: a verdict that
-        fails a test then rests on as much sampling as the baseline it is judged against.
-        Measured: one A/A false failure in 60 reruns came from a 1 MB region slowed for two
-        one-second windows in a row where neither reference tick was."""
+        """A host-time regression is confirmed on a second look before it fails a test: as
+        many windows as a recording pools, sampled right after and judged in the first's
+        place, since a first window may have met a bad second (docs/gate-quality.md)."""
         first = recheck(m)
         if first is None:
             return m
@@ -216,7 +207,7 @@ class Runner:
         m: Measurement,
     ) -> Measurement:
         """FLOPs and bytes from one more call, after the profiled rounds: the counting
-        dispatch mode and its profiler never overlap the timing (see roofline.py)."""
+        dispatch mode and its profiler never overlap the timing (work/counting.py)."""
         from ..work.counting import count_work
 
         with phase(self.progress, f"{m.test_id} {m.region!r} counting FLOPs and bytes"):
@@ -295,19 +286,15 @@ class Runner:
             phase(self.progress, f"{what} profiling {rounds} rounds"),
             profile(activities=self.backend.activities(), **self.backend.profiler_kwargs()) as prof,
         ):
-            # The first rounds under a fresh profiler run several times slower: its own
-            # allocations move the heap (settle.py), and it warms up (measured: 135 µs
-            # then 37 then 20 for a 20 µs region). Unanalysed prime rounds absorb that.
+            # A fresh profiler's first rounds run slower: an unanalysed prime round absorbs
+            # that (docs/design.md, "How a callable is measured").
             def primed() -> None:
                 with record_function(prime):
                     call()
 
             f0 = faults()
             primed()
-            # Only a region that faulted after its first call settles again here: the
-            # profiler's event buffers fault as they grow whatever the region does, and
-            # each extra profiled call costs more to read back than to run (measured: 100
-            # tiny ops went from 1.28x to 1.39x of bare profiling when every region did).
+            # Only a region that faulted after its first call settles again (docs/design.md).
             if warmup and settled.faulted:
                 settle(primed, [faults() - f0])
             for marker in markers:

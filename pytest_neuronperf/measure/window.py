@@ -1,27 +1,9 @@
 """Host time sampled over a window of steady calls, one sample per round.
 
-Why a window: on shared CI machines the speed a process sees moves over seconds, and a
-process also keeps an offset of its own (where its buffers landed). Measured on these 2-core
-VMs, RMSNorm 64x1024 single-threaded, 12 fresh processes: the median of ten back-to-back
-rounds as a multiple of the reference workload varied 5-7% (sd) between processes; the
-median over one second of calls, in ten blocks, 3-4.5%. The profiled rounds are worse on CPU:
-their op self times vary 7-15% between processes and come out 1-10x the unprofiled time,
-because a fresh profiler session slows the first rounds it records, by a different amount in
-every process. So host-timed backends gate on this window's host time (compare.py).
-
-Each round's host_us sample is the median of the calls made in its share of the window. The
-gate compares something steadier: each call divided by the reference tick taken right before
-it, and per round the 10th percentile of those ratios (``relative``). Measured the same way
-(36 one-second windows in 12 processes, separated by other work, RMSNorm 64x1024 and a 1 MB
-multiply-and-sum): that figure varied 2.5-2.8% (sd) between windows, the median of the ratios
-4.2-4.3%, raw medians 7-15%. The slowest calls are the ones a neighbour interrupted; the fast
-decile is what the code costs when it runs, and a slower kernel moves it as much as the median
-(+36% and +19% against +32% and +21% for the injected slowdowns). The minimum is no good: one
-lucky or unlucky reference tick makes it swing by half.
-
-Each call is divided by two ticks (reference.py): the memory-bound one above and a
-dispatch-bound one, which tiny regions of a few small ops follow better. ``relative`` and
-``relative_dispatch`` are the same summary against each; compare.py needs both to agree.
+Each round's sample is the median of the calls in its share of the window; against each of
+the two reference ticks (reference.py) a round also keeps the low decile of call/tick
+(``relative``, ``relative_dispatch``), which the CPU gate judges. Why a window, why the low
+decile, and the measurements behind both: docs/gate-quality.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Events of a region -> ops, kernels, device time. Pure functions; see DESIGN.md for the
+"""Events of a region -> ops, kernels, device time. Pure functions; see docs/design.md for the
 definitions. No pytest, no torch, no I/O."""
 
 from __future__ import annotations

@@ -1,61 +1,9 @@
 """Work of a region: FLOPs and bytes moved at its top-level dispatches, and its roofline.
 
-The counting model
-------------------
-**Bytes** are counted at the boundaries of the region's *top-level dispatches* (the same
-ops ``analysis`` counts: the profiler's children of the region marker, each
-``Torch-Compiled Region`` counting as one). Inside one top-level dispatch the work is taken
-as perfectly fused: it reads each distinct tensor it receives from outside once and writes
-each tensor it produces that outlives it (used by a later dispatch, or still alive when the
-region returns: its result, a mutated input, a tensor autograd saved). Intermediates that
-live and die inside one dispatch cost nothing. This is a **lower bound** on memory
-traffic: caches, re-reads inside a kernel, strides and padding only add to it. So naive
-RMSNorm (six eager dispatches, each reading and writing whole tensors) moves several times
-the bytes of ``torch.rms_norm`` (one dispatch: reads ``x`` and ``w``, writes ``y``), and a
-``torch.compile``'d region moves its graph's inputs and outputs.
-
-**FLOPs** are counted per aten op as the dispatcher runs it (after CompositeImplicit
-decomposition; calls made from inside a kernel are not seen, because a dispatch mode is
-off while ``func`` runs):
-
-- ops in ``torch.utils.flop_counter``'s registry (mm, addmm, bmm, baddbmm, convolutions,
-  scaled-dot-product / flash / efficient attention, ``_scaled_mm``): its exact formula, the
-  same numbers ``FlopCounterMode`` reports (matmul: 2*M*N*K);
-- ``mv`` / ``addmv`` / ``dot``, which the registry lacks: 2 per matrix (vector) element;
-- views and pure data movement (copy, clone, cat, index_select, fill, ...): 0;
-- ``Tag.pointwise`` ops: 1 FLOP per output element (rsqrt and exp count 1 like add);
-- ``Tag.reduction`` ops: 1 FLOP per input element (a mean counts its sum, not its divide);
-- a few fused kernels with no tag, per input element: ``_softmax`` / ``_log_softmax`` 5
-  (max, subtract, exp, sum, divide/log), ``native_layer_norm`` 8 (mean, subtract, square,
-  mean, scale, weight, bias, plus rstd per row), ``_fused_rms_norm`` 4 plus 2 per row (the
-  same rules as the six ops of the naive version, so the two agree);
-- anything else is **uncounted**: it adds 0 and its name is listed in ``Work.uncounted``,
-  so the FLOP total is then a lower bound.
-
-The profiler's ``with_flops`` was not used: on torch 2.13 it counts mm/addmm/conv and
-mul/add only (mean, rsqrt, pow: nothing), and it annotates nested ops too, so summing its
-events double-counts ``rms_norm``'s inner muls. ``FlopCounterMode`` is exact for its
-registry and 0 for everything else; its registry is reused here.
-
-What torch 2.13 does (measured on CPU)
---------------------------------------
-- Under a ``TorchDispatchMode``, ``torch.rms_norm`` decomposes: the mode sees pow, mean,
-  add_, rsqrt, mul, mul, while the profiler still records ``aten::rms_norm`` ->
-  ``aten::_fused_rms_norm`` around them. So each op the mode sees is wrapped in a
-  ``record_function`` marker and grouped under its profiler top-level ancestor: the
-  dispatch boundary comes from the profiler, the tensors from the mode.
-- A ``torch.compile``'d function called under an ordinary dispatch mode (``FlopCounterMode``
-  included) runs eagerly, and dynamo then marks its code as skipped **for good**: every
-  later call runs eager, no ``Torch-Compiled Region`` any more. Counting must never do that
-  to the code it measures. A mode whose ``ignore_compile_internals()`` is True leaves the
-  compiled code alone (it runs compiled, the mode sees nothing inside it); a
-  ``TorchFunctionMode`` made dynamo recompile (24 s, six new graphs) and is not used.
-- So counting is two un-profiled-for-timing calls: pass A with such a mode, plus a hook on
-  inductor's ``CompiledFxGraph.__call__`` that records each graph's tensor inputs and
-  outputs (and mutated inputs); pass B, only when pass A saw compiled graphs, under
-  ``torch.compiler.set_stance("force_eager")`` (which does not mark anything skipped) to
-  count the compiled regions' FLOPs as the eager ops they replace. Graphs from other
-  backends than inductor have no such hook: their bytes are listed as uncounted.
+Bytes are counted at the boundaries of the region's top-level dispatches (a lower bound on
+memory traffic), FLOPs per aten op by fixed rules under a dispatch mode that leaves compiled
+code alone, in calls that are never timed. The rules, and what torch 2.13 does under a
+dispatch mode that shaped them: docs/design.md, "FLOPs and bytes".
 """
 
 from __future__ import annotations
@@ -121,7 +69,7 @@ ZERO_FLOP_OPS = frozenset(
         "zeros_like",
     }
 )
-# FLOPs per input element of fused kernels that carry neither tag (see the module doc).
+# FLOPs per input element of fused kernels that carry neither tag (docs/design.md).
 PER_ELEMENT_OPS: dict[str, int] = {"_softmax": 5, "_log_softmax": 5, "native_layer_norm": 8}
 
 # --------------------------------------------------------------------------- counting
@@ -190,7 +138,7 @@ def _weak(t: Any) -> Any:
 
 
 def op_flops(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: Any) -> int | None:
-    """FLOPs of one aten op by the rules of the module doc; None when no rule covers it."""
+    """FLOPs of one aten op by the rules in docs/design.md; None when no rule covers it."""
     import torch
     from torch.utils.flop_counter import flop_registry
 
