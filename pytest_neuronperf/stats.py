@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,7 +93,8 @@ def _round(v: float) -> float:
 # estimate crossing the tolerance is not enough, because on a shared CPU the medians of two
 # A/A runs drift by several per cent. Medians, not means, because single rounds are hit by
 # preemption 10x over. The generator is seeded from a constant: one pair of samples always
-# gets the same verdict, so a rerun of CI with the same data cannot flip it.
+# gets the same verdict, so a rerun of CI with the same data cannot flip it. The draws depend
+# on the sample sizes alone, so they are made once per size and reused (_plan).
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -132,21 +135,42 @@ def ratio_interval(
 ) -> tuple[float, float, float]:
     """(ratio of medians, low, high): the bootstrap interval of median(current) /
     median(baseline). Deterministic for given samples and seed."""
-    import random
-
-    b = [float(v) for v in baseline]
-    c = [float(v) for v in current]
+    b = sorted(float(v) for v in baseline)
+    c = sorted(float(v) for v in current)
     if not b or not c:
         raise ValueError("ratio_interval needs at least one sample on each side")
-    point = _ratio(median(c), median(b))
-    rng = random.Random(seed)
-    nb, nc = len(b), len(c)
-    ratios = sorted(
-        _ratio(_median_of(rng.choices(c, k=nc)), _median_of(rng.choices(b, k=nb)))
-        for _ in range(resamples)
-    )
+    point = _ratio(quantile(c, 0.5), quantile(b, 0.5))
+    # Each side draws from its own stream: equal sizes must not share resamples.
+    now = _resample_medians(c, _plan(len(c), resamples, seed))
+    then = _resample_medians(b, _plan(len(b), resamples, seed + 1))
+    ratios = sorted(map(_ratio, now, then))
     alpha = (1 - confidence) / 2
     return point, quantile(ratios, alpha), quantile(ratios, 1 - alpha)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(n: int, resamples: int, seed: int) -> tuple[list[int], list[int], list[float]]:
+    """Per resample of ``n`` values: the positions (in sorted order) whose interpolation is
+    the resample's median. Resampling sorted values by index and sorting the indices gives
+    the resample sorted, so the draws depend on ``n`` alone and are made once per size."""
+    rng = random.Random(seed)
+    pos = (n - 1) * 0.5
+    lo_at, hi_at = math.floor(pos), math.ceil(pos)
+    lo, hi, frac = [], [], []
+    for _ in range(resamples):
+        idx = sorted(int(rng.random() * n) for _ in range(n))
+        lo.append(idx[lo_at])
+        hi.append(idx[hi_at])
+        frac.append(pos - lo_at)
+    return lo, hi, frac
+
+
+def _resample_medians(
+    sorted_values: list[float], plan: tuple[list[int], list[int], list[float]]
+) -> list[float]:
+    v = sorted_values
+    lo, hi, frac = plan
+    return [v[a] + (v[z] - v[a]) * f for a, z, f in zip(lo, hi, frac, strict=True)]
 
 
 def compare_times(
@@ -179,11 +203,6 @@ def compare_times(
     else:
         verdict = "same"
     return TimeChange(verdict, point, low, high, bm, cm, tolerance)
-
-
-def _median_of(values: list[float]) -> float:
-    values.sort()
-    return quantile(values, 0.5)
 
 
 def _ratio(num: float, den: float) -> float:
