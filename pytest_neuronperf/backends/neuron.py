@@ -143,16 +143,21 @@ class NeuronBackend(Backend):
         trace beside Neuron's system trace."""
         from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
-        self.prepare()
-        assert self._root is not None
-        session = self._root / f"session-{next(self._sessions):04d}"
-        session.mkdir(parents=True, exist_ok=True)
-        built = build_config(NeuronConfig, ProfileMode, self._options, session)
-        self._built, self._session = built, session
+        built = build_config(NeuronConfig, ProfileMode, self._options, self._new_session())
+        self._built = built
         return {
             "experimental_config": built.config,
             "on_trace_ready": NeuronProfiler(built.config).export_trace,
         }
+
+    def _new_session(self) -> Path:
+        """The output directory of the profiler session about to start."""
+        self.prepare()
+        assert self._root is not None
+        session = self._root / f"session-{next(self._sessions):04d}"
+        session.mkdir(parents=True, exist_ok=True)
+        self._session = session
+        return session
 
     def analyze(
         self, prof: Any, regions: Sequence[Sequence[str]], windows: Mapping[str, Window]
