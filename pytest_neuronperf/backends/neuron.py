@@ -137,6 +137,15 @@ class NeuronBackend(Backend):
     def profile_dir(self) -> Path | None:
         return self._root
 
+    @property
+    def built(self) -> BuiltConfig | None:
+        """The NeuronConfig of the latest profiler session and what went into it."""
+        return self._built
+
+    @property
+    def runtime_plan(self) -> RuntimePlan | None:
+        return self._plan
+
     def profiler_kwargs(self) -> dict[str, Any]:
         """The tutorial's profiler arguments: a NeuronConfig with a fresh output directory
         per profiler session, and ``NeuronProfiler(cfg).export_trace`` placing the framework

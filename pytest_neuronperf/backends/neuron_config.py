@@ -26,7 +26,7 @@ OUTPUT_DIR = "profile_output_dir"
 EXPLORER = "neuron-explorer"
 # aws-neuronx-tools installs here; the troubleshooting page asks users to add it to PATH.
 EXPLORER_DIRS = (Path("/opt/aws/neuron/bin"),)
-PAIRING = "torch 2.14 with torch-neuronx 2.14.3 (Neuron SDK 2.33)"
+PAIRING = "torch 2.14 with torch-neuronx 2.14.3, Neuron SDK 2.33"
 
 
 def accepted_parameters(cls: Any) -> tuple[frozenset[str], bool] | None:

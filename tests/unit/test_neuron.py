@@ -43,7 +43,7 @@ def test_importing_the_plugin_imports_neither_torch_neuronx_nor_torch() -> None:
 def test_unavailable_reason_here() -> None:
     reason = NeuronBackend().unavailable_reason()
     assert reason is not None and reason.startswith("torch-neuronx is not installed (")
-    assert "torch 2.14 with torch-neuronx 2.14.3 (Neuron SDK 2.33)" in reason
+    assert "torch 2.14 with torch-neuronx 2.14.3, Neuron SDK 2.33" in reason
     with pytest.raises(BackendUnavailable, match="backend 'neuron' is unavailable"):
         select("neuron")
 
