@@ -27,7 +27,6 @@ from .neuron_config import (
     PAIRING,
     BuiltConfig,
     RuntimePlan,
-    accepted_parameters,
     build_config,
     config_summary,
     environment_conflict,
@@ -56,7 +55,6 @@ class NeuronBackend(Backend):
         self._root = profile_dir
         self._options: dict[str, str] = dict(DEFAULT_NEURON_CONFIG)
         self._plan: RuntimePlan | None = None
-        self._accepts_correlate = False
         self._sessions = itertools.count()
         self._session: Path | None = None
         self._built: BuiltConfig | None = None
@@ -94,20 +92,21 @@ class NeuronBackend(Backend):
         self._setup()
 
     def _setup(self) -> None:
-        """Start-up checks: a conflicting environment, and the device-time sources this
-        torch-neuronx and this machine offer (usage errors when there is none)."""
+        """Start-up checks: a conflicting environment, a NeuronConfig that refuses the
+        options, and the device-time sources this torch-neuronx and this machine offer
+        (usage errors when there is none)."""
         conflict = environment_conflict(os.environ)
         if conflict:
             raise BackendMisconfigured(conflict)
-        from torch_neuronx.profiling import NeuronConfig
+        from torch_neuronx.profiling import NeuronConfig, ProfileMode
 
-        accepted = accepted_parameters(NeuronConfig)
-        # An unreadable signature is settled by the first call (neuron_config).
-        self._accepts_correlate = accepted is None or (
-            "correlate_device_time" in accepted[0] or accepted[1]
-        )
+        if self._root is None:
+            # One directory per process: xdist workers and parallel sessions never share.
+            self._root = Path(tempfile.mkdtemp(prefix=f"neuronperf-neuron-{os.getpid()}-"))
+        # Built once now so that what it accepts is known, and recorded, before any test.
+        self._built = build_config(NeuronConfig, ProfileMode, self._options, self._root / "check")
         self._plan = runtime_plan(
-            self._accepts_correlate,
+            self._built.backfill,
             self._options["modes"].split(","),
             importlib.util.find_spec("pyarrow") is not None,
             find_explorer(),
@@ -130,7 +129,6 @@ class NeuronBackend(Backend):
         if self._plan is None:
             self._setup()
         if self._root is None:
-            # One directory per process: xdist workers and parallel sessions never share.
             self._root = Path(tempfile.mkdtemp(prefix=f"neuronperf-neuron-{os.getpid()}-"))
 
     @property
@@ -189,7 +187,7 @@ class NeuronBackend(Backend):
                 tried,
                 labels=[_round_label(m) for m in markers],
                 # Nested regions get no host window of their own (docs/neuron.md).
-                runtime_failure=failure or "no host window (a nested region)",
+                runtime_failure=failure or "no host window: a nested region",
             )
             self.last.append(combined)
             out.append(RegionRounds(combined.rounds, combined.notes))
