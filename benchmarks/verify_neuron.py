@@ -90,7 +90,8 @@ def key_averages_check(
     fes = list(prof.events())
     [ours] = backfill_rounds(fes, ["verify"])
     averages = prof.key_averages()
-    by_name = {str(a.key): a for a in averages}
+    # CPU rows only: a device event named like its op has a row of its own.
+    by_name = {str(a.key): a for a in averages if getattr(a.device_type, "name", "") == "CPU"}
     top = Counter(ours.result.ops)
     nested = Counter(fe.name for fe in fes) - top  # names also called below another op
     compared, bad = {}, []
