@@ -129,11 +129,15 @@ class NeuronPerfPlugin:
             from .measure.window import RECORD_WINDOWS
 
             try:
-                backend, self.backend_note = backends.select(self.settings.backend)
+                backend, self.backend_note = backends.select(self.settings.backend, self.settings)
             except backends.BackendUnavailable as exc:
-                raise pytest.UsageError(
-                    f"neuronperf: {exc}. Use --neuron-profile-backend=auto or cpu to run here."
-                ) from None
+                # A misconfigured device is fixed where it is, not by choosing another.
+                hint = (
+                    ""
+                    if isinstance(exc, backends.BackendMisconfigured)
+                    else (" Use --neuron-profile-backend=auto or cpu to run here.")
+                )
+                raise pytest.UsageError(f"neuronperf: {exc}.{hint}") from None
             # xdist workers' terminal output goes nowhere: no progress lines there.
             progress = None if self.is_worker else self._write_progress
             from .work.calibrate import cpu_peaks

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..settings import BACKEND_NAMES as NAMES
-from .base import Backend, BackendUnavailable
+from .base import Backend, BackendMisconfigured, BackendUnavailable, RegionRounds, Window
 from .cpu import CpuBackend
 from .cuda import CudaBackend
 from .neuron import NeuronBackend
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 _CLASSES: dict[str, type[Backend]] = {
     "cpu": CpuBackend,
@@ -15,11 +20,20 @@ _CLASSES: dict[str, type[Backend]] = {
 }
 
 
-def select(name: str) -> tuple[Backend, str]:
-    """The backend for ``name`` and a one-line note on how it was chosen.
+def select(name: str, settings: Settings | None = None) -> tuple[Backend, str]:
+    """The backend for ``name`` and a one-line note on how it was chosen, configured with
+    ``settings`` when given.
 
-    Raises BackendUnavailable when an explicitly named backend cannot run here.
+    Raises BackendUnavailable when an explicitly named backend cannot run here, and
+    BackendMisconfigured when the chosen one is there but cannot measure as set up.
     """
+    backend, note = _choose(name)
+    if settings is not None:
+        backend.configure(settings)
+    return backend, note
+
+
+def _choose(name: str) -> tuple[Backend, str]:
     if name == "auto":
         skipped = []
         for candidate in ("neuron", "cuda"):
@@ -41,9 +55,12 @@ def select(name: str) -> tuple[Backend, str]:
 __all__ = [
     "NAMES",
     "Backend",
+    "BackendMisconfigured",
     "BackendUnavailable",
     "CpuBackend",
     "CudaBackend",
     "NeuronBackend",
+    "RegionRounds",
+    "Window",
     "select",
 ]

@@ -8,15 +8,35 @@ lives on the host (CPU) or on a device (analysis mode). Everything else is share
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..trace.analysis import Mode
+    from ..settings import Settings
+    from ..trace.analysis import Mode, RoundResult
     from ..trace.events import Event
+
+# time.time_ns() at a profiled round's start and right after its synchronize.
+Window = tuple[int, int]
 
 
 class BackendUnavailable(RuntimeError):
     """The requested backend cannot run here; the message says why and what to do."""
+
+
+class BackendMisconfigured(BackendUnavailable):
+    """The device is there but this setup cannot measure it (a conflicting environment
+    variable, a missing tool); the message names the conflict and the fix."""
+
+
+@dataclass(frozen=True)
+class RegionRounds:
+    """One measured region's rounds, analysed, and the backend's notes on its device time
+    (where it came from, how a second source agreed)."""
+
+    rounds: list[RoundResult]
+    notes: tuple[str, ...] = field(default=())
 
 
 class Backend(ABC):
@@ -34,6 +54,9 @@ class Backend(ABC):
     @abstractmethod
     def activities(self) -> list[Any]:
         """``torch.profiler.ProfilerActivity`` members to record."""
+
+    def configure(self, settings: Settings) -> None:  # noqa: B027 - optional hook
+        """Called once the backend is chosen; raises BackendMisconfigured."""
 
     def prepare(self) -> None:  # noqa: B027 - optional hook
         """Called once before the first measurement of a session."""
@@ -53,3 +76,14 @@ class Backend(ABC):
 
     def profiler_kwargs(self) -> dict[str, Any]:
         return {}
+
+    def analyze(
+        self, prof: Any, regions: Sequence[Sequence[str]], windows: Mapping[str, Window]
+    ) -> list[RegionRounds]:
+        """Each region's rounds (one marker per round) from a finished profiler session.
+        ``windows`` holds the host window of every round the runner timed."""
+        from ..trace.analysis import analyze_markers
+
+        flat = [marker for markers in regions for marker in markers]
+        results = iter(analyze_markers(self.collect(prof), flat, self.mode))
+        return [RegionRounds([next(results) for _ in markers]) for markers in regions]

@@ -25,10 +25,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
         "report",
-        help="analyse a saved Kineto chrome trace (.json or .json.gz)",
+        help="analyse a saved Kineto chrome trace (.json or .json.gz) or a Neuron profile",
         description="Top-level ops, kernels, device time per op and launch gaps of a trace "
         "written by export_chrome_trace, tensorboard_trace_handler or "
-        "--neuron-profile-trace-dir (CPU, CUDA or ROCm).",
+        "--neuron-profile-trace-dir (CPU, CUDA or ROCm); or, for a Neuron profile directory "
+        "or SystemProfileEvents.parquet, device executions per model and device time.",
     )
     rep.add_argument("trace", type=Path, help="the trace file")
     rep.add_argument(
@@ -105,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return EXIT_BAD_INPUT
         return record(args.pytest_args, args.processes)
+    from ..backends import neuron_offline
+
+    if neuron_offline.is_neuron_input(args.trace):
+        return neuron_offline.main(args.trace, as_json=args.json, region=args.region)
     try:
         report = report_trace(args.trace, region=args.region, mode=args.mode)
     except TraceError as exc:

@@ -19,12 +19,12 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from ..backends import Backend
+from ..backends import Backend, Window
 from ..markers import PRIME, marker_name
 from ..model import Measurement
 from ..names import safe_filename
 from ..stats import Stats
-from ..trace.analysis import RoundResult, analyze_markers, summarize
+from ..trace.analysis import RoundResult, summarize
 from ..work.peaks import PeakTable
 from .compile_watch import CompileWatch
 from .progress import Writer, phase
@@ -282,6 +282,9 @@ class Runner:
         markers = [marker_name(seq, name, r) for r in range(rounds)]
         prime = marker_name(seq, name, PRIME)
         round_faults: list[float] = []
+        # Host windows (the wall clock Neuron's runtime trace also uses) place device
+        # executions in their round; each ends after the round's synchronize.
+        host_windows: dict[str, Window] = {}
         with (
             phase(self.progress, f"{what} profiling {rounds} rounds"),
             profile(activities=self.backend.activities(), **self.backend.profiler_kwargs()) as prof,
@@ -303,13 +306,15 @@ class Runner:
                     # to read the profile back. Its aten::mul calls sit between the rounds.
                     device_refs.append(reference.tick())
                 f0 = faults()
+                w0 = time.time_ns()
                 with record_function(marker):
                     result = fn(*args, **kwargs)
                     sync()
+                host_windows[marker] = (w0, time.time_ns())
                 round_faults.append(float(faults() - f0))
-        per_round = analyze_markers(self.backend.collect(prof), markers, self.backend.mode)
+        [analyzed] = self.backend.analyze(prof, [markers], host_windows)
         measurement = self._summarize(
-            per_round,
+            analyzed.rounds,
             test_id=test_id,
             region=name,
             host=sampled.host_us,
@@ -323,6 +328,7 @@ class Runner:
             **_host_fields(sampled, self.window),
             device_reference_us=Stats.of(device_refs) if device_refs else None,
             page_faults=median(round_faults) if page_faults is not None else None,
+            device_notes=analyzed.notes,
         )
         return result, measurement, prof
 
@@ -351,25 +357,27 @@ class Runner:
         self._open.append(entry)
         try:
             t0 = time.perf_counter_ns()
-            with (
-                profile(
-                    activities=self.backend.activities(), **self.backend.profiler_kwargs()
-                ) as prof,
-                record_function(marker),
-            ):
-                yield
-                self.backend.synchronize()
+            with profile(
+                activities=self.backend.activities(), **self.backend.profiler_kwargs()
+            ) as prof:
+                w0 = time.time_ns()
+                with record_function(marker):
+                    yield
+                    self.backend.synchronize()
+                window = (w0, time.time_ns())
             wall = (time.perf_counter_ns() - t0) / 1e3
         finally:
             self._open.pop()
         names = [name] + [n for n, _ in entry.nested]
         markers = [marker] + [m for _, m in entry.nested]
-        results = analyze_markers(self.backend.collect(prof), markers, self.backend.mode)
+        # Nested regions have no host window of their own (docs/neuron.md).
+        results = self.backend.analyze(prof, [[m] for m in markers], {marker: window})
         for region_name, res in zip(names, results, strict=True):
             # The block runs once, under the profiler: its host time includes profiling
             # overhead (the outer one is timed from Python, inner ones by their markers).
-            host = [wall] if region_name == name else [res.wall_us]
-            on_done(self._summarize([res], test_id=test_id, region=region_name, host=host))
+            host = [wall] if region_name == name else [res.rounds[0].wall_us]
+            m = self._summarize(res.rounds, test_id=test_id, region=region_name, host=host)
+            on_done(replace(m, device_notes=res.notes))
         self._export(prof, test_id, name, names)
 
     def _summarize(

@@ -279,6 +279,7 @@ def measurement_detail(m: Measurement) -> str:
         )
     if m.recheck_note:
         lines.append(m.recheck_note)
+    lines.extend(m.device_notes)
     gaps = m.launch_gap_us
     if gaps:
         lines.append(

@@ -1,11 +1,11 @@
-"""The Neuron backend without a Neuron device.
+"""The Neuron backend without a Neuron device: availability, device kind, and the live
+path, which skips here with a reason.
 
-What these tests stand on: availability and device-kind logic (pure), and the adapter fed
-torch's own ``FunctionEvent`` objects built the way torch's Kineto parser builds them for
-a PrivateUse1 device (device events linked to their op by ``linked_correlation_id``; or,
-the fallback, kernels appended to the op). No real Neuron profiler output exists in
-public (../shared/NEURON.md); what stays untested is listed in neuron_adapter's docstring
-and checked on hardware by benchmarks/verify_neuron.py.
+What these tests stand on: availability and device-kind logic (pure; the logical-core
+setting and its defaults from AWS's logical-neuroncore-config page). Device time is tested
+in test_neuron_events.py (FunctionEvents), test_neuron_runtime.py (the runtime trace's
+documented Parquet schema) and test_neuron_sources.py; no Neuron profiler output has been
+seen from hardware (docs/neuron.md), and benchmarks/verify_neuron.py checks it there.
 """
 
 from __future__ import annotations
@@ -17,21 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torch._C._autograd import DeviceType
-from torch.autograd.profiler_util import FunctionEvent as _FunctionEvent
 
 from pytest_neuronperf.backends import BackendUnavailable, NeuronBackend, select
 from pytest_neuronperf.backends.neuron_events import (
     instance_family,
+    logical_core_setting,
     neuron_device_kind,
-    neuron_events,
     read_instance_type,
 )
-from pytest_neuronperf.trace.analysis import analyze_markers
 
-HAS_NEURON = NeuronBackend().unavailable_reason() is None
-# torch's own event class, untyped in its stubs.
-FunctionEvent: Any = _FunctionEvent
+UNAVAILABLE = NeuronBackend().unavailable_reason()
+HAS_NEURON = UNAVAILABLE is None
 
 
 def test_importing_the_plugin_imports_neither_torch_neuronx_nor_torch() -> None:
@@ -46,7 +42,8 @@ def test_importing_the_plugin_imports_neither_torch_neuronx_nor_torch() -> None:
 @pytest.mark.skipif(HAS_NEURON, reason="a Neuron device is present")
 def test_unavailable_reason_here() -> None:
     reason = NeuronBackend().unavailable_reason()
-    assert reason is not None and "torch-neuronx is not installed" in reason
+    assert reason is not None and reason.startswith("torch-neuronx is not installed (")
+    assert "torch 2.14 with torch-neuronx 2.14.3, Neuron SDK 2.33" in reason
     with pytest.raises(BackendUnavailable, match="backend 'neuron' is unavailable"):
         select("neuron")
 
@@ -69,6 +66,7 @@ def test_installed_but_not_native_says_which_stack(
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     reason = NeuronBackend().unavailable_reason()
     assert reason is not None and expected in reason
+    assert "torch 2.14 with torch-neuronx 2.14.3" in reason
 
 
 @pytest.mark.parametrize(
@@ -88,61 +86,47 @@ def test_instance_family(instance: str, family: str | None) -> None:
     assert instance_family(instance) == family
 
 
-def test_device_kind_names_family_and_cores(tmp_path: Path) -> None:
-    assert neuron_device_kind("trn2.48xlarge", 64) == "neuron:trn2:64nc"
-    assert neuron_device_kind(None, 2) == "neuron:unknown:2nc"
+def test_device_kind_names_family_cores_and_logical_core_setting(tmp_path: Path) -> None:
+    assert neuron_device_kind("trn2.48xlarge", 64, "lnc2") == "neuron:trn2:64nc:lnc2"
+    assert neuron_device_kind(None, 2, "lnc?") == "neuron:unknown:2nc:lnc?"
     product = tmp_path / "product_name"
     product.write_text("inf2.xlarge\n")
     assert read_instance_type(product) == "inf2.xlarge"
     assert read_instance_type(tmp_path / "missing") is None
 
 
-def _annotation(fid: int, name: str, start: float, end: float) -> Any:
-    return FunctionEvent(fid, name, 1, start, end, is_user_annotation=True)
+@pytest.mark.parametrize(
+    ("env", "family", "lnc"),
+    [
+        ({}, "trn2", "lnc2"),  # Trn2's documented default
+        ({}, "trn2u", "lnc2"),
+        ({}, "trn3", "lnc2"),
+        ({"NEURON_LOGICAL_NC_CONFIG": "1"}, "trn2", "lnc1"),
+        ({"NEURON_LOGICAL_NC_CONFIG": " 2 "}, "trn2", "lnc2"),
+        ({}, "trn1", "lnc1"),  # no logical cores outside Trn2 / Trn3
+        ({}, "inf2", "lnc1"),
+        ({}, None, "lnc?"),
+        ({"NEURON_LOGICAL_NC_CONFIG": "two"}, "trn2", "lnc?"),
+    ],
+)
+def test_logical_core_setting(env: dict[str, str], family: str | None, lnc: str) -> None:
+    assert logical_core_setting(env, family) == lnc
 
 
-def test_adapter_links_privateuse1_device_events_to_their_op() -> None:
-    marker = _annotation(1, "m", 0.0, 100.0)
-    op = FunctionEvent(2, "aten::mul", 1, 10.0, 40.0)
-    launch = FunctionEvent(900, "nrt_execute", 1, 15.0, 30.0, linked_correlation_id=2)
-    device = FunctionEvent(
-        900,
-        "neff_mul_0",
-        0,
-        50.0,
-        58.0,
-        device_type=DeviceType.PrivateUse1,
-        linked_correlation_id=2,
-    )
-    [r] = analyze_markers(neuron_events([marker, op, launch, device]), ["m"], "device")
-    assert r.ops == ["aten::mul"] and r.kernels == ["neff_mul_0"]
-    assert r.device_us == pytest.approx(8.0)
-    assert r.launch_gaps_us == [pytest.approx(35.0)]
-
-
-def test_adapter_falls_back_to_kernels_appended_to_ops() -> None:
-    marker = _annotation(1, "m", 0.0, 100.0)
-    op = FunctionEvent(2, "aten::rms_norm", 1, 10.0, 40.0)
-    op.append_kernel("nc_exec_running", 0, 12.5)
-    other = FunctionEvent(3, "aten::add", 1, 50.0, 60.0)
-    [r] = analyze_markers(neuron_events([marker, op, other]), ["m"], "device")
-    assert r.ops == ["aten::rms_norm", "aten::add"]
-    assert r.op_device_us == {"aten::rms_norm": 12.5, "aten::add": 0.0}
-    assert r.kernels == ["nc_exec_running"] and r.launch_gaps_us == []
-
-
-@pytest.mark.skipif(not HAS_NEURON, reason="no Neuron device (needs native TorchNeuron)")
+@pytest.mark.skipif(not HAS_NEURON, reason=f"neuron backend unavailable: {UNAVAILABLE}")
 def test_live_rmsnorm_on_neuron() -> None:
     import torch
 
     from pytest_neuronperf.measure.runner import Runner
+    from pytest_neuronperf.settings import Settings
 
     def naive(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
 
+    backend, _ = select("neuron", Settings(backend="neuron"))
     x, w = torch.randn(16, 256).to("neuron"), torch.randn(256).to("neuron")
-    _, m = Runner(NeuronBackend()).measure_callable(
+    _, m = Runner(backend).measure_callable(
         naive, (x, w), {}, test_id="t", name="naive", warmup=3, rounds=5
     )
-    assert m.device_kind.startswith("neuron:") and m.ops == 6
-    assert m.kernels >= 1 and m.device_us.median > 0
+    assert m.device_kind.startswith("neuron:") and ":lnc" in m.device_kind and m.ops == 6
+    assert m.kernels >= 1 and m.device_us.median > 0 and m.device_notes
