@@ -11,7 +11,7 @@ from ..measure.progress import Writer
 from ..model import Record
 from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
 from ..reports.write import write_reports
-from .measuring import MeasuringSession, records_of
+from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
 from .worker import COLLECTED
 
 
@@ -23,6 +23,7 @@ class Controller:
         self.settings = session.settings
         # Test id -> the records of its last attempt (a rerun replaces the attempt before).
         self._records: dict[str, tuple[Record, ...]] = {}
+        self._rerun: set[str] = set()
         self.worker_crashed = False
         self.problems: list[str] = []
 
@@ -34,12 +35,22 @@ class Controller:
     def records(self) -> list[Record]:
         return [r for attempt in self._records.values() for r in attempt]
 
+    @pytest.hookimpl(tryfirst=True)  # before JUnit XML reads the teardown report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Fires here for xdist workers' reports as well: one table whichever process
         # measured. An attempt pytest-rerunfailures runs again measured nothing that counts.
         if report.when == "call":
             rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
             self._records[report.nodeid] = () if rerun else records_of(report)
+            if rerun:
+                self._rerun.add(report.nodeid)
+        elif report.when == "teardown" and report.nodeid in self._rerun:
+            self._rerun.discard(report.nodeid)
+            # JUnit XML files an attempt's properties from its teardown report: only the
+            # last attempt's figures are the measurement.
+            report.user_properties = [
+                p for p in report.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)
+            ]
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown without xdist installed
     def pytest_testnodedown(self, node: Any, error: object) -> None:
