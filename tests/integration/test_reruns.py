@@ -80,7 +80,7 @@ def test_the_last_attempt_is_the_measurement(pytester: pytest.Pytester) -> None:
     assert flaky[-1]["neuronperf.work.status"] == "ok"
     assert flaky[-1]["neuronperf.work.ops"] == "2"
     statuses = [
-        p.get("value")
+        str(p.get("value"))
         for p in ET.parse(pytester.path / "junit.xml").iter("property")
         if p.get("name") == "neuronperf.work.status"
     ]
