@@ -38,8 +38,7 @@ def write_reports(
             else:
                 write_atomic(path, text)
         except OSError as exc:
-            shown = path.relative_to(root) if path.is_relative_to(root) else path
-            problems.append(f"report NOT written: {shown} ({exc.strerror or exc})")
+            problems.append(f"report NOT written: {_shown(path, root)} ({_why(exc, path, root)})")
 
     if settings.json_path is not None:
         doc = json.document(records, backend_note=backend_note, exit_status=exit_status)
@@ -54,3 +53,16 @@ def write_reports(
     if settings.html_path is not None:
         attempt(root / settings.html_path, html.render(records, backend_note, stored or {}))
     return problems
+
+
+def _shown(path: Path, root: Path) -> Path:
+    return path.relative_to(root) if path.is_relative_to(root) else path
+
+
+def _why(exc: OSError, path: Path, root: Path) -> str:
+    """The system's words, or the file standing where a directory should be (mkdir says
+    only "File exists" then)."""
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        return f"{_shown(blocking, root)} is a file, not a directory"
+    return exc.strerror or str(exc)

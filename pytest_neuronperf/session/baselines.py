@@ -119,11 +119,8 @@ class BaselineSession:
             # Read again: the stored file, not the one this run started with, is what the
             # update applies to, so entries written meanwhile by another run survive.
             current = load(self.store.path.parent, self.store.device_kind, allow_damaged=True)
-        except BaselineError as exc:
+        except BaselineError as exc:  # damaged meanwhile, or unreadable (store.load)
             self.not_written = str(exc)
-            return False
-        except OSError as exc:
-            self.not_written = f"cannot read {self.shown(self.store.path)} ({_reason(exc)})"
             return False
         self.plan = plan_update(current, passed, self.stale, pool=self.settings.pool)
         if not self.plan.touches_file:
@@ -132,7 +129,7 @@ class BaselineSession:
             write(self.plan.result)
         except OSError as exc:
             self.plan = None
-            self.not_written = f"cannot write {self.shown(self.store.path)} ({_reason(exc)})"
+            self.not_written = f"writing {self.shown(self.store.path)} failed ({_reason(exc)})"
             return False
         return True
 
