@@ -66,6 +66,7 @@ class BaselineSession:
         self.stale: list[Key] = []
         # Why an update wrote nothing ("" when it did, or was not asked for).
         self.not_written = ""
+        self.worker_crashed = False
 
     @property
     def directory(self) -> Path:
@@ -85,9 +86,14 @@ class BaselineSession:
         partial = partially_selected(config.args, config.invocation_params.dir, config.rootpath)
         self.collection.finish(items, partial)
 
-    def finish(
-        self, records: Sequence[Record], exitstatus: int, *, crashed: bool, collect_only: bool
-    ) -> bool:
+    def worker_done(self, collected: str | None, crashed: bool) -> None:
+        """An xdist worker finished: what it collected (Collection.dumps), if it said."""
+        if collected:
+            self.collection.merge(collected)
+        # A crashed worker's tests did not all report: the run is not trusted to write.
+        self.worker_crashed = self.worker_crashed or crashed
+
+    def finish(self, records: Sequence[Record], exitstatus: int, *, collect_only: bool) -> bool:
         """Stale entries, and with --neuron-profile-update the file rewritten. False when an
         update was asked for, the run was fit to write, and the file could not be written."""
         if self.store is None:
@@ -108,8 +114,8 @@ class BaselineSession:
         )
         if not self.settings.update:
             return True
-        if exitstatus not in WRITE_ON_EXIT or crashed:
-            why = "an xdist worker crashed" if crashed else f"exit status {exitstatus}"
+        if exitstatus not in WRITE_ON_EXIT or self.worker_crashed:
+            why = "an xdist worker crashed" if self.worker_crashed else f"exit status {exitstatus}"
             self.not_written = f"the run did not finish cleanly ({why})"
             return True
         if collect_only:

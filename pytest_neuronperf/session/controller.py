@@ -15,33 +15,22 @@ from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
 from .worker import COLLECTED
 
 
-class Controller:
-    name = "controller"
+class Attempts:
+    """Test id -> the records of its last attempt: with pytest-rerunfailures an attempt run
+    again measured nothing that counts."""
 
-    def __init__(self, session: MeasuringSession) -> None:
-        self.session = session
-        self.settings = session.settings
-        # Test id -> the records of its last attempt (a rerun replaces the attempt before).
-        self._records: dict[str, tuple[Record, ...]] = {}
+    def __init__(self) -> None:
+        self._by_test: dict[str, tuple[Record, ...]] = {}
         self._rerun: set[str] = set()
-        self.worker_crashed = False
-        self.problems: list[str] = []
-
-    @staticmethod
-    def progress(config: pytest.Config) -> Writer:
-        return lambda line: _write_progress(config, line)
 
     @property
     def records(self) -> list[Record]:
-        return [r for attempt in self._records.values() for r in attempt]
+        return [r for attempt in self._by_test.values() for r in attempt]
 
-    @pytest.hookimpl(tryfirst=True)  # before JUnit XML reads the teardown report
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # Fires here for xdist workers' reports as well: one table whichever process
-        # measured. An attempt pytest-rerunfailures runs again measured nothing that counts.
+    def log(self, report: pytest.TestReport) -> None:
         if report.when == "call":
             rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
-            self._records[report.nodeid] = () if rerun else records_of(report)
+            self._by_test[report.nodeid] = () if rerun else records_of(report)
             if rerun:
                 self._rerun.add(report.nodeid)
         elif report.when == "teardown" and report.nodeid in self._rerun:
@@ -52,19 +41,44 @@ class Controller:
                 p for p in report.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)
             ]
 
+
+class Controller:
+    name = "controller"
+
+    def __init__(self, session: MeasuringSession) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.attempts = Attempts()
+        self.problems: list[str] = []
+
+    @staticmethod
+    def progress(config: pytest.Config) -> Writer:
+        return lambda line: _write_progress(config, line)
+
+    @property
+    def records(self) -> list[Record]:
+        return self.attempts.records
+
+    @pytest.hookimpl(tryfirst=True)  # before JUnit XML reads the teardown report
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Fires here for xdist workers' reports as well: one table whichever process measured.
+        self.attempts.log(report)
+
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown without xdist installed
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        self.worker_crashed = self.worker_crashed or error is not None
-        raw = getattr(node, "workeroutput", {}).get(COLLECTED)
-        if raw:
-            self.session.baselines.collection.merge(raw)
+        output = getattr(node, "workeroutput", {})
+        self.session.baselines.worker_done(output.get(COLLECTED), crashed=error is not None)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.finish(session, exitstatus)
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """The baseline file, then the reports: a failure to write either is one line in the
+        summary and an exit status that marks it, never a traceback that eats the summary."""
         config, records = session.config, self.records
         written = self.session.baselines.finish(
             records,
             exitstatus,
-            crashed=self.worker_crashed,
             collect_only=bool(config.option.collectonly),
         )
         if not written and session.exitstatus == pytest.ExitCode.OK:
