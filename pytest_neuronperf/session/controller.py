@@ -1,0 +1,147 @@
+"""The controller's role (a serial run's too): every record, whichever process measured it,
+the baseline file and the report files at the end, the terminal summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..measure.progress import Writer
+from ..model import Record
+from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
+from ..reports.write import write_reports
+from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
+from .worker import COLLECTED
+
+
+class Attempts:
+    """Test id -> the records of its last attempt: with pytest-rerunfailures an attempt run
+    again measured nothing that counts."""
+
+    def __init__(self) -> None:
+        self._by_test: dict[str, tuple[Record, ...]] = {}
+        self._rerun: set[str] = set()
+
+    @property
+    def records(self) -> list[Record]:
+        return [r for attempt in self._by_test.values() for r in attempt]
+
+    def log(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
+            self._by_test[report.nodeid] = () if rerun else records_of(report)
+            if rerun:
+                self._rerun.add(report.nodeid)
+        elif report.when == "teardown" and report.nodeid in self._rerun:
+            self._rerun.discard(report.nodeid)
+            # JUnit XML files an attempt's properties from its teardown report: only the
+            # last attempt's figures are the measurement.
+            report.user_properties = [
+                p for p in report.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)
+            ]
+
+
+class Controller:
+    name = "controller"
+
+    def __init__(self, session: MeasuringSession) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.attempts = Attempts()
+        self.problems: list[str] = []
+
+    @staticmethod
+    def progress(config: pytest.Config) -> Writer:
+        return lambda line: _write_progress(config, line)
+
+    @property
+    def records(self) -> list[Record]:
+        return self.attempts.records
+
+    @pytest.hookimpl(tryfirst=True)  # before JUnit XML reads the teardown report
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Fires here for xdist workers' reports as well: one table whichever process measured.
+        self.attempts.log(report)
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown without xdist installed
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        output = getattr(node, "workeroutput", {})
+        self.session.baselines.worker_done(output.get(COLLECTED), crashed=error is not None)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.finish(session, exitstatus)
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """The baseline file, then the reports: a failure to write either is one line in the
+        summary and an exit status that marks it, never a traceback that eats the summary."""
+        config, records = session.config, self.records
+        written = self.session.baselines.finish(
+            records,
+            exitstatus,
+            collect_only=bool(config.option.collectonly),
+        )
+        if not written and session.exitstatus == pytest.ExitCode.OK:
+            # Asked for and not done: the run must not read as a success.
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        if records and self.settings.enabled:
+            self.problems = write_reports(
+                records,
+                self.settings,
+                config.rootpath,
+                backend_note=self.session.instruments.backend_note,
+                exit_status=int(session.exitstatus),
+                stored=self.session.baselines.stored_ops(records),
+            )
+        if self.problems and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        records = self.records
+        if not records:
+            return
+        if not self.settings.enabled:
+            over = [r for r in records if r.status == "over budget"]
+            terminalreporter.write_line(
+                f"neuronperf: {len(records)} budgeted measurements, {len(over)} over budget "
+                "(run with --neuron-profile for the report)"
+            )
+            return
+        terminalreporter.section("neuronperf")
+        for line in self.summary_lines(records, terminalreporter.config.get_verbosity()):
+            terminalreporter.write_line(line)
+
+    def summary_lines(self, records: list[Record], verbosity: int) -> list[str]:
+        """The neuronperf section: header, table, details, what became of the files."""
+        lines = [
+            header_line(records, self.session.instruments.backend_note),
+            summary_table(records),
+        ]
+        if self.settings.details or verbosity > 0:
+            for r in records:
+                lines += ["", r.measurement.test_id, measurement_detail(r.measurement)]
+        b = self.session.baselines
+        if b.store is not None:
+            lines.append("")
+            lines += baseline_footer(
+                records,
+                b.shown(b.store.path),
+                plan=b.plan,
+                stale=b.stale,
+                not_written=b.not_written,
+                damaged=b.store.damaged,
+            )
+        return lines + self.problems
+
+
+def _write_progress(config: pytest.Config, line: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return
+    if capture is None:
+        reporter.write_line(line)
+        return
+    # Output capture holds file descriptor 1 during a test: step outside it briefly.
+    with capture.global_and_fixture_disabled():
+        reporter.write_line(line)

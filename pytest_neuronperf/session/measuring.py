@@ -1,0 +1,200 @@
+"""The part of a session that every process running tests has: the fixture's object, the
+verdict in the report hook, the baselines it is judged against. Registered next to the role
+object (controller.py or worker.py), which adds what only that process does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+
+import pytest
+
+from ..fixture import NeuronProfile
+from ..gate.budget import Budget
+from ..gate.compare import Comparison
+from ..measure.progress import Writer
+from ..model import Measurement, Record
+from ..reports.terminal import measurement_detail
+from ..settings import Settings
+from ..trace.analysis import op_diff_text
+from ..work.peaks import Peaks
+from .baselines import BaselineSession
+from .collect import budgets_key
+from .instruments import Instruments
+from .verdict import Verdict, compare_one, judge
+
+# The user property that carries a Record from the process that measured to the report.
+PROPERTY = "neuronperf"
+# The report section with a failure's per-op tables; its presence makes the PERF status.
+SECTION = "neuronperf"
+JUNIT_PREFIX = "neuronperf."
+
+measurements_key = pytest.StashKey[list[Measurement]]()
+
+
+class MeasuringSession:
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        peaks: tuple[tuple[str, Peaks], ...] = (),
+        progress: Writer | None = None,
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.peaks = peaks
+        self.progress = progress
+        self.baselines = BaselineSession(config.rootpath, settings)
+        self.instruments = Instruments(settings, peaks, progress)
+        if settings.backend != "auto":
+            # An explicitly named backend that cannot run is one usage error now, not a
+            # traceback in every test later.
+            _ = self.instruments.runner
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # On the xdist controller this runs before workers start: a bad baseline file is one
+        # usage error, not one per worker.
+        if self.settings.enabled:
+            self.baselines.load(self.instruments.runner.environment["device_kind"])
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        s = self.settings
+        if not s.enabled:
+            return None
+        return (
+            f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup} "
+            f"window={s.window:g}s"
+        )
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        # Innermost: sees what the collector produced before other plugins' wrappers
+        # (--lf's) narrow it.
+        report = yield
+        if self.settings.enabled:
+            offered = (n.nodeid for n in report.result if isinstance(n, pytest.Item))
+            self.baselines.collection.offered.update(offered)
+        return report
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.baselines.collection.deselected.update(item.nodeid for item in items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # The stale check is for baseline runs; plain runs pay nothing for it.
+        if self.settings.enabled:
+            self.baselines.finish_collection(self.config, (i.nodeid for i in session.items))
+
+    def profile_for(self, request: pytest.FixtureRequest) -> NeuronProfile:
+        item = request.node
+        uses_benchmark = "benchmark" in request.fixturenames
+        profile = self.instruments.profile(
+            item.nodeid,
+            enabled=self.settings.enabled or budgets_key in item.stash,
+            recheck=lambda m: self._host_regression(item, m),
+            benchmark=request.getfixturevalue("benchmark") if uses_benchmark else None,
+        )
+        item.stash[measurements_key] = profile.measurements
+        return profile
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if report.when == "call" and measurements_key in item.stash:
+            self._judge(item, report)
+        return report
+
+    def pytest_report_teststatus(
+        self, report: pytest.CollectReport | pytest.TestReport
+    ) -> tuple[str, str, str] | None:
+        # Counted as failed; shown as what failed it.
+        if report.when == "call" and report.failed and _has_section(report):
+            return "failed", "P", "PERF"
+        return None
+
+    def _judge(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        measurements = item.stash[measurements_key]
+        budgets = item.stash.get(budgets_key, ())
+        comparisons = {m.region: self._compare(m, budgets) for m in measurements}
+        verdict = judge(
+            measurements, budgets, comparisons, passed=report.passed, update=self.settings.update
+        )
+        if verdict.failed:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(verdict.sentences)
+            report.sections.append((SECTION, self._section(item.nodeid, verdict, measurements)))
+        for record in verdict.records:
+            report.user_properties.append((PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
+        # JUnit XML takes its properties from the item (through the teardown report): flat
+        # name/value pairs there are what CI dashboards chart. A rerun's replace the last.
+        kept = [p for p in item.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)]
+        item.user_properties[:] = kept + [p for r in verdict.records for p in junit_properties(r)]
+
+    def _section(self, test_id: str, verdict: Verdict, measurements: list[Measurement]) -> str:
+        """The failing regions' per-op tables, op diffs against the baseline, and notes."""
+        parts = []
+        for m in measurements:
+            if m.region not in verdict.regions:
+                continue
+            parts.append(measurement_detail(m))
+            entry = self.baselines.entry(m)
+            if entry is not None and entry.op_counts != m.op_counts:
+                parts.append(
+                    f"op diff against the baseline: {op_diff_text(entry.op_counts, m.op_counts)}"
+                )
+        parts.extend(verdict.notes)
+        return "\n\n".join(parts) + self.instruments.trace_note(test_id, set(verdict.regions))
+
+    def _compare(self, m: Measurement, budgets: tuple[Budget, ...]) -> Comparison | None:
+        store = self.baselines.store
+        if store is None:
+            return None
+        host_timed = self.instruments.host_timed
+        return compare_one(
+            store.get(m.test_id, m.region),
+            m,
+            budgets,
+            self.settings,
+            host_timed=host_timed,
+            where=str(store.path),
+        )
+
+    def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
+        """How the gated host time regressed against the baseline, for the runner to confirm
+        on a second look; None when it did not, or when nothing will be judged."""
+        if self.settings.update:
+            return None
+        c = self._compare(m, item.stash.get(budgets_key, ()))
+        if c is None or c.gated != "host_us" or c.host is None or c.host.verdict != "regressed":
+            return None
+        return c.host.percent()
+
+
+def records_of(report: pytest.TestReport) -> tuple[Record, ...]:
+    """The records a report carries (the process that measured put them there)."""
+    return tuple(
+        Record.from_dict(json.loads(str(value)))
+        for name, value in report.user_properties
+        if name == PROPERTY
+    )
+
+
+def junit_properties(record: Record) -> list[tuple[str, object]]:
+    m = record.measurement
+    prefix = f"{JUNIT_PREFIX}{m.region}"
+    return [
+        (f"{prefix}.ops", m.ops),
+        (f"{prefix}.kernels", m.kernels),
+        (f"{prefix}.device_us", round(m.device_us.median, 3)),
+        (f"{prefix}.host_us", round(m.host_us.median, 3)),
+        (f"{prefix}.device_kind", m.device_kind),
+        (f"{prefix}.status", record.status),
+        (f"{prefix}.baseline", record.baseline_cell or record.baseline or "-"),
+    ]
+
+
+def _has_section(report: pytest.CollectReport | pytest.TestReport) -> bool:
+    return any(name == SECTION for name, _ in report.sections)

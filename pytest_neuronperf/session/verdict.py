@@ -1,0 +1,106 @@
+"""What a test's measurements come to: budgets, the baseline and the test's own outcome,
+combined into one verdict. Pure: no pytest, no I/O, no formatting of tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..baselines.entry import Entry
+from ..gate.budget import Budget, check, tolerance_for
+from ..gate.compare import Comparison, compare
+from ..model import Measurement, Record
+from ..settings import Settings
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``failed``: the gate fails a test that passed on its own terms. ``sentences`` say why,
+    one line each, budget first; ``regions`` are the measurements they name, whose details
+    go in the report section, with ``notes`` (the baseline's context for those regions)."""
+
+    records: tuple[Record, ...]
+    sentences: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.sentences)
+
+
+def compare_one(
+    entry: Entry | None,
+    m: Measurement,
+    budgets: Sequence[Budget],
+    settings: Settings,
+    *,
+    host_timed: bool,
+    where: str,
+) -> Comparison:
+    """One measurement against its stored entry, with the session's settings and the
+    marker's tolerance for its region."""
+    return compare(
+        entry,
+        m,
+        tolerance=tolerance_for(budgets, m.region, settings.tolerance),
+        compare_host=settings.compare_host,
+        host_timed=host_timed,
+        strict=settings.strict,
+        use_reference=settings.reference,
+        where=where,
+    )
+
+
+def judge(
+    measurements: Sequence[Measurement],
+    budgets: Sequence[Budget],
+    comparisons: Mapping[str, Comparison | None],
+    *,
+    passed: bool,
+    update: bool,
+) -> Verdict:
+    """``comparisons`` maps a region to its baseline comparison (None or absent: no
+    baseline was loaded). Only a test that ran to the end is judged: one that raised may
+    not have reached its measurements, and its own failure is the news. While recording
+    (``update``) the baseline judges nothing: the new figures are what is being stored."""
+    violations = [v for b in budgets for v in check(b, measurements)] if passed else []
+    baseline_failed = [
+        (m.region, c)
+        for m in measurements
+        if passed and not update and (c := comparisons.get(m.region)) is not None and c.failures
+    ]
+    sentences = [v.sentence for v in violations]
+    sentences += [f for _, c in baseline_failed for f in c.failures]
+    notes = [n for _, c in baseline_failed for n in c.notes]
+    named = {v.region for v in violations} | {region for region, _ in baseline_failed}
+    records = []
+    for m in measurements:
+        mine = [b for b in budgets if b.region in (None, m.region)]
+        failed = tuple(v.sentence for v in violations if v.region == m.region)
+        # The status column tells the budget's story; the baseline column tells its own.
+        if failed:
+            status = "over budget"
+        elif not passed:
+            status = "test failed"
+        else:
+            status = "ok" if mine else "measured"
+        c = comparisons.get(m.region)
+        records.append(
+            Record(
+                m,
+                "; ".join(b.describe() for b in mine),
+                status,
+                failed,
+                baseline=c.status if c else "",
+                baseline_cell=c.cell() if c else "",
+                baseline_notes=(c.failures + c.notes) if c else (),
+                rewrite_baseline=c.needs_write if c else True,
+            )
+        )
+    return Verdict(
+        tuple(records),
+        tuple(sentences),
+        tuple(notes),
+        tuple(m.region for m in measurements if m.region in named),
+    )

@@ -1,0 +1,206 @@
+"""The verdict on a test's measurements, as a pure function: budgets, the baseline and the
+test's own outcome (no profiler, no pytest run). Each rule is made to fail here."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate.budget import neuron_budget
+from pytest_neuronperf.gate.compare import Comparison
+from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.session.verdict import compare_one, judge
+from pytest_neuronperf.settings import Settings
+from pytest_neuronperf.stats import Stats
+
+TIMES = [100.0 + i for i in range(10)]
+SLOWER = [2 * t for t in TIMES]
+ENV = {"torch": "2.13.0", "device_kind": "cpu:x86_64"}
+
+
+def measurement(
+    region: str = "r",
+    ops: int = 2,
+    device: list[float] = TIMES,
+    host: list[float] = TIMES,
+    backend: str = "cpu",
+) -> Measurement:
+    counts = {"aten::mul": ops - 1, "aten::sum": 1}
+    return Measurement(
+        test_id="t.py::t",
+        region=region,
+        backend=backend,
+        device_kind="cpu:x86_64",
+        ops=ops,
+        kernels=ops,
+        op_counts=counts,
+        kernel_counts=counts,
+        device_us=Stats.of(device),
+        host_us=Stats.of(host),
+        per_op=(),
+        rounds=len(device),
+        environment=ENV,
+    )
+
+
+def against(baseline: Measurement, now: Measurement, **settings: object) -> Comparison:
+    return compare_one(
+        Entry.of(baseline),
+        now,
+        (),
+        Settings(**settings),  # type: ignore[arg-type]
+        host_timed=now.backend == "cpu",
+        where="b.json",
+    )
+
+
+def test_a_budget_exceeded_fails_with_its_sentence_and_status() -> None:
+    m = measurement(ops=6)
+    v = judge([m], [neuron_budget(max_ops=1)], {}, passed=True, update=False)
+    assert v.failed
+    assert v.sentences == ("neuron_budget: region 'r' dispatched 6 ops, budget max_ops=1",)
+    assert v.regions == ("r",)
+    (record,) = v.records
+    assert record.status == "over budget"
+    assert record.violations == v.sentences
+    assert record.budget == "max_ops=1"
+
+
+def test_within_budget_is_ok_and_an_unbudgeted_region_is_measured() -> None:
+    a, b = measurement("a", ops=2), measurement("b", ops=6)
+    v = judge([a, b], [neuron_budget(max_ops=2, region="a")], {}, passed=True, update=False)
+    assert not v.failed and v.sentences == () and v.regions == ()
+    assert [(r.status, r.budget) for r in v.records] == [
+        ("ok", "max_ops=2, region='a'"),
+        ("measured", ""),
+    ]
+    # Without a loaded baseline: no column, and an update would write the entry.
+    assert [(r.baseline, r.baseline_cell, r.rewrite_baseline) for r in v.records] == [
+        ("", "", True),
+        ("", "", True),
+    ]
+
+
+def test_every_marker_is_enforced_not_only_the_first() -> None:
+    m = measurement(ops=6)
+    budgets = [neuron_budget(max_kernels=100), neuron_budget(max_ops=1)]
+    v = judge([m], budgets, {}, passed=True, update=False)
+    assert v.sentences == ("neuron_budget: region 'r' dispatched 6 ops, budget max_ops=1",)
+    # One marker per region: each holds its own region to its limit.
+    a, b = measurement("a", ops=6), measurement("b", ops=6)
+    per_region = [neuron_budget(max_ops=1, region="a"), neuron_budget(max_ops=2, region="b")]
+    v = judge([a, b], per_region, {}, passed=True, update=False)
+    assert v.sentences == (
+        "neuron_budget: region 'a' dispatched 6 ops, budget max_ops=1",
+        "neuron_budget: region 'b' dispatched 6 ops, budget max_ops=2",
+    )
+    assert [r.status for r in v.records] == ["over budget", "over budget"]
+
+
+def test_a_budget_with_nothing_measured_fails() -> None:
+    v = judge([], [neuron_budget(max_ops=1)], {}, passed=True, update=False)
+    assert v.failed and v.records == () and v.regions == ()
+    assert v.sentences[0].startswith("neuron_budget: the test measured nothing")
+
+
+def test_a_baseline_regression_fails_a_test_within_its_budget() -> None:
+    m = measurement(ops=3)
+    c = against(measurement(ops=2), m)
+    assert c.status == "regressed"
+    v = judge([m], [neuron_budget(max_ops=5)], {"r": c}, passed=True, update=False)
+    assert v.failed and v.regions == ("r",)
+    assert v.sentences == c.failures
+    assert v.sentences[0].startswith("neuronperf baseline: region 'r' dispatched 3 ops, baseline 2")
+    (record,) = v.records
+    # The status column tells the budget's story, the baseline column its own.
+    assert (record.status, record.baseline) == ("ok", "regressed")
+    assert record.baseline_notes == c.failures + c.notes
+
+
+def test_budget_and_baseline_failures_of_one_test_are_both_reported() -> None:
+    m = measurement(ops=3)
+    c = against(measurement(ops=2), m)
+    v = judge([m], [neuron_budget(max_ops=1)], {"r": c}, passed=True, update=False)
+    assert v.sentences == (
+        "neuron_budget: region 'r' dispatched 3 ops, budget max_ops=1",
+        *c.failures,
+    )
+    assert v.regions == ("r",)  # one region, named once
+    assert v.records[0].status == "over budget"
+
+
+def test_baseline_notes_of_failing_regions_go_with_the_verdict() -> None:
+    # Fewer ops in one region (an improvement, noted) and more time in the same region.
+    m = measurement(ops=2, host=SLOWER)
+    c = against(measurement(ops=3), m)
+    assert c.failures and c.notes
+    v = judge([m], [], {"r": c}, passed=True, update=False)
+    assert v.notes == c.notes
+
+
+def test_a_test_that_failed_on_its_own_is_not_judged() -> None:
+    m = measurement(ops=6)
+    c = against(measurement(ops=2), m)
+    v = judge([m], [neuron_budget(max_ops=1)], {"r": c}, passed=False, update=False)
+    assert not v.failed and v.sentences == () and v.regions == ()
+    (record,) = v.records
+    assert record.status == "test failed"
+    assert record.violations == ()
+    assert record.baseline == "regressed"  # still shown, never failing it a second time
+
+
+def test_recording_a_baseline_judges_budgets_but_not_the_baseline() -> None:
+    m = measurement(ops=3)
+    c = against(measurement(ops=2), m)
+    v = judge([m], [], {"r": c}, passed=True, update=True)
+    assert not v.failed
+    assert v.records[0].status == "measured" and v.records[0].rewrite_baseline
+    v = judge([m], [neuron_budget(max_ops=1)], {"r": c}, passed=True, update=True)
+    assert v.sentences == ("neuron_budget: region 'r' dispatched 3 ops, budget max_ops=1",)
+
+
+def test_an_unchanged_entry_is_kept_as_stored() -> None:
+    m = measurement()
+    c = against(measurement(), m)
+    v = judge([m], [], {"r": c}, passed=True, update=True)
+    (record,) = v.records
+    assert (record.baseline, record.rewrite_baseline) == ("same", False)
+    assert record.baseline_cell.startswith("same ")
+
+
+def test_compare_host_setting_reaches_the_comparison() -> None:
+    # A device-timed backend: host time is judged only when --neuron-profile-compare-host.
+    base = measurement(backend="cuda")
+    slower_host = measurement(backend="cuda", host=SLOWER)
+    assert against(base, slower_host).status == "same"
+    c = against(base, slower_host, compare_host=True)
+    assert c.status == "regressed"
+    assert "host_us regressed +100%" in c.failures[0]
+
+
+def test_strict_and_marker_tolerance_reach_the_comparison() -> None:
+    m = measurement()
+    settings = Settings(strict=True)
+    c = compare_one(None, m, (), settings, host_timed=True, where="b.json")
+    assert c.status == "new" and "has no baseline in b.json" in c.failures[0]
+    assert compare_one(None, m, (), Settings(), host_timed=True, where="b.json").failures == ()
+    # Twice the time: regressed at the session's 10%, not under a marker's 900% for "r".
+    base, slower = Entry.of(m), measurement(host=SLOWER)
+    lenient = (neuron_budget(tolerance=900, region="r"),)
+    assert compare_one(base, slower, (), Settings(), host_timed=True, where="").failures
+    assert not compare_one(base, slower, lenient, Settings(), host_timed=True, where="").failures
+    other = (neuron_budget(tolerance=900, region="other"),)
+    assert compare_one(base, slower, other, Settings(), host_timed=True, where="").failures
+
+
+def test_reference_setting_reaches_the_comparison() -> None:
+    # Twice the time on a machine that ran its reference workload twice as slow too: the
+    # same code against the reference, a regression on raw times.
+    ref = Stats.of([10.0 + i / 10 for i in range(10)])
+    slow_ref = Stats.of([2 * v for v in ref.samples])
+    base = replace(measurement(), reference_us=ref, device_reference_us=ref)
+    now = replace(
+        measurement(device=SLOWER, host=SLOWER), reference_us=slow_ref, device_reference_us=slow_ref
+    )
+    assert against(base, now).status == "same"
+    assert against(base, now, reference=False).status == "regressed"
