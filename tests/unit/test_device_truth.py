@@ -12,12 +12,16 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import os
+import subprocess
+import sys
 from bisect import bisect_right
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from torch._C._autograd import DeviceType
 from torch.autograd.profiler_util import FunctionEvent as _FunctionEvent
 
@@ -482,3 +486,21 @@ def test_live_events_count_graph_replays_and_direct_launches() -> None:
     )
     assert r.op_kernels == {"aten::mul": 1, "cudaGraphLaunch (graph replay)": 2, "triton_add": 1}
     assert r.device_busy_us == pytest.approx(3 + 12 + 2)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
+def test_verify_cuda_says_there_is_no_cuda_device_and_writes_why(tmp_path: Path) -> None:
+    bench = Path(__file__).parent.parent.parent / "benchmarks"
+    env = {**os.environ, "OUT": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, str(bench / "verify_cuda.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "no CUDA device" in proc.stderr and "Traceback" not in proc.stderr
+    result = json.loads((tmp_path / "results.json").read_text())
+    assert result["backend"] == "cuda" and "no CUDA device" in result["unavailable"]
