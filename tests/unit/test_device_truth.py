@@ -331,6 +331,26 @@ def test_every_regions_per_op_rows_sum_to_its_device_time(path: Path) -> None:
             assert total == pytest.approx(m.device_us.median, rel=1e-9, abs=1e-9)
 
 
+def test_the_whole_trace_owns_device_events_whose_launch_was_not_recorded() -> None:
+    # The ResNet trace without its ProfilerStep annotations: the whole trace is the region.
+    raw = trace(RESNET)
+    launched = launches(raw)
+    lost = [e for e in device_events(raw) if e["args"].get("correlation") not in launched]
+    kernels, us = kernels_and_us(lost)
+    assert len(lost) == 968
+    events = [
+        e for e in events_from_chrome(load_trace(RESNET)) if not e.name.startswith("ProfilerStep#")
+    ]
+    index = TraceIndex.build(events)
+    [(name, nodes)] = select_regions(events, index, None, "resnet")
+    [r] = region_rounds(name, nodes, "device", index)
+    assert name == "(whole trace)"
+    assert r.op_kernels["(launch not recorded)"] == kernels
+    assert r.op_device_us["(launch not recorded)"] == pytest.approx(us)
+    all_kernels, all_us = kernels_and_us(device_events(raw))
+    assert len(r.kernels) == all_kernels and r.device_us == pytest.approx(all_us)
+
+
 # --- GPU-only traces, and overlapping streams
 
 
@@ -451,6 +471,28 @@ def _live_graph_replay() -> list[Any]:
             device_resource_id=7,
         ),
         FunctionEvent(902, "cuLaunchKernelEx", 1, 60.0, 62.0, activity_type="cuda_driver"),
+        # Dynamo's bookkeeping is no op: what it launches gets a row named for it.
+        FunctionEvent(3, "TorchDynamo Cache Lookup", 1, 70.0, 80.0, activity_type="cpu_op"),
+        FunctionEvent(
+            903,
+            "cudaLaunchKernel",
+            1,
+            72.0,
+            74.0,
+            linked_correlation_id=3,
+            activity_type="cuda_runtime",
+        ),
+        FunctionEvent(
+            903,
+            "guard_copy",
+            7,
+            75.0,
+            76.0,
+            device_type=cuda,
+            linked_correlation_id=3,
+            activity_type="kernel",
+            device_resource_id=7,
+        ),
         FunctionEvent(
             902,
             "triton_add",
@@ -479,13 +521,42 @@ def test_live_events_count_graph_replays_and_direct_launches() -> None:
     events = events_from_function_events(_live_graph_replay())
     [r] = analyze_markers(events, ["region"], "device")
     assert r.ops == ["aten::mul"]
-    assert sorted(r.kernels) == ["graph_kernel_a", "graph_kernel_b", "mul_kernel", "triton_add"]
-    assert r.device_us == pytest.approx(3 + 4 + 7 + 1 + 2)
+    assert sorted(r.kernels) == [
+        "graph_kernel_a",
+        "graph_kernel_b",
+        "guard_copy",
+        "mul_kernel",
+        "triton_add",
+    ]
+    assert r.device_us == pytest.approx(3 + 4 + 7 + 1 + 2 + 1)
+    bookkeeping = "TorchDynamo Cache Lookup (not one of the region's ops)"
     assert r.op_device_us == pytest.approx(
-        {"aten::mul": 3.0, "cudaGraphLaunch (graph replay)": 12.0, "triton_add": 2.0}
+        {
+            "aten::mul": 3.0,
+            "cudaGraphLaunch (graph replay)": 12.0,
+            "triton_add": 2.0,
+            bookkeeping: 1.0,
+        }
     )
-    assert r.op_kernels == {"aten::mul": 1, "cudaGraphLaunch (graph replay)": 2, "triton_add": 1}
-    assert r.device_busy_us == pytest.approx(3 + 12 + 2)
+    assert r.op_kernels == {
+        "aten::mul": 1,
+        "cudaGraphLaunch (graph replay)": 2,
+        "triton_add": 1,
+        bookkeeping: 1,
+    }
+    assert r.device_busy_us == pytest.approx(3 + 12 + 2 + 1)
+    assert len(r.launch_gaps_us) == 5
+
+
+def test_live_events_before_activity_types_follow_the_old_rules() -> None:
+    # torch without FunctionEvent.activity_type: a linked CPU event is a launch, device
+    # events are kernels unless named Memcpy / Memset. The graph replay, unlinked, is lost
+    # there (an op named cudaGraphLaunch): what activity types fixed.
+    old = _live_graph_replay()
+    for fe in old:
+        fe.activity_type = None
+    [r] = analyze_markers(events_from_function_events(old), ["region"], "device")
+    assert "cudaGraphLaunch" in r.ops and "mul_kernel" in r.kernels
 
 
 @pytest.mark.slow
