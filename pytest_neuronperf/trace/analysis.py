@@ -170,13 +170,14 @@ def host_kernels(op: Event) -> list[Event]:
 class TraceIndex:
     """What analysing any region of one event list needs, built once.
 
-    Device events are tied to their launching op through the runtime call that launched
-    them: the kernel's ``correlation`` names the launch (``cudaLaunchKernel``,
-    ``hipExtModuleLaunchKernel``, ``cuLaunchKernel``), and the launch sits inside the op on
-    the host timeline. That holds in every Kineto version seen; ``External id`` does not:
-    older traces (the alexnet benchmark in tests/data) put the launch correlation there,
-    which collides with unrelated ops' ids. ``External id`` is the fallback only for device
-    events whose launch was not recorded, and only where it differs from the correlation.
+    Device events are tied to the runtime call that launched them: the kernel's
+    ``correlation`` names the launch (``cudaLaunchKernel``, ``hipExtModuleLaunchKernel``,
+    ``cuLaunchKernel``, ``cudaGraphLaunch``), which sits on the host timeline, inside an op
+    or not; ``device`` groups them by launch for region queries (device.py). That holds in
+    every Kineto version seen; ``External id`` does not: older traces (the alexnet
+    benchmark in tests/data) put the launch correlation there, which collides with
+    unrelated ops' ids. ``External id`` is the fallback only for device events whose launch
+    was not recorded, and only where it differs from the correlation.
     """
 
     roots: list[Event]

@@ -32,7 +32,7 @@ from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
 from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops, summarize
-from .events import Event, Kind, TraceError, events_from_chrome
+from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
 
 ModeChoice = Literal["auto", "host", "device"]
 WHOLE_TRACE = "(whole trace)"
@@ -116,7 +116,7 @@ def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
     name = ""
     if isinstance(props, list) and props and isinstance(props[0], dict):
         name = str(props[0].get("name", ""))
-    has_runtime = any(e.kind is Kind.RUNTIME for e in events)
+    has_runtime = any(e.kind is Kind.RUNTIME or e.kind in DEVICE_KINDS for e in events)
     if not name and not has_runtime:
         return "cpu"
     hip = any(e.kind is Kind.RUNTIME and e.name.startswith("hip") for e in events)

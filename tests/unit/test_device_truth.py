@@ -25,7 +25,9 @@ import torch
 from torch._C._autograd import DeviceType
 from torch.autograd.profiler_util import FunctionEvent as _FunctionEvent
 
+from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.cli.main import main
+from pytest_neuronperf.gate.budget import Budget, check
 from pytest_neuronperf.trace.analysis import Mode, TraceIndex, analyze_markers
 from pytest_neuronperf.trace.events import events_from_chrome, events_from_function_events
 from pytest_neuronperf.trace.offline import (
@@ -398,6 +400,16 @@ def test_overlapping_streams_report_sum_and_busy_time(
     assert main(["report", str(HTA_GRAPHS)]) == 0
     out = capsys.readouterr().out
     assert "device busy (union over streams): median 122,239.0 µs" in out
+
+
+def test_budgets_and_baselines_judge_the_sum_not_the_busy_time() -> None:
+    m = only(report(HTA_GRAPHS)).measurement
+    assert m.device_busy_us is not None
+    between = (m.device_busy_us.median + m.device_us.median) / 2  # ~137 ms
+    [violation] = check(Budget(max_device_us=between), [m])
+    assert violation.metric == "max_device_us" and violation.value == m.device_us.median
+    assert check(Budget(max_device_us=m.device_us.median * 1.01), [m]) == []
+    assert Entry.of(m).device_us == m.device_us
 
 
 def test_busy_time_equals_the_sum_on_one_stream() -> None:

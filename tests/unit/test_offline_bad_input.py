@@ -110,11 +110,11 @@ def test_a_trace_of_kernels_only_is_reported_as_gpu_only(
     # Was `min() arg is an empty sequence` in select_regions; a GPU-only trace now reports.
     doc = json.loads(gzip.decompress(HTA_GRAPHS.read_bytes()))
     kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
-    doc["traceEvents"] = kernels
+    doc = {"traceEvents": kernels}  # no deviceProperties either
     code, out, err = run_report(written(tmp_path, json.dumps(doc)), capsys)
     assert code == 0, err
     assert f"{len(kernels)} kernels" in out and "(whole trace)" in out
-    assert "stream 7" in out
+    assert "stream 7" in out and "device mode, cuda:unknown" in out
 
 
 def test_a_kernels_only_trace_in_host_mode_is_one_line(
