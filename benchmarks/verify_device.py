@@ -5,17 +5,21 @@ Run on a machine with the device (``verify_cuda.py`` and ``verify_neuron.py`` ca
     python benchmarks/verify_device.py --backend cuda   [--out DIR] [--rounds 20]
 
 It measures naive / fused (``torch.rms_norm``) / compiled RMSNorm with pytest-neuronperf's
-own Runner and backend, saves each measurement's trace, re-reads every trace with the
-offline report, cross-checks device time against ``key_averages()``, writes
+own Runner and backend (plus the backend's own cases: verify_cuda.py adds CUDA-graph
+replays and a direct Triton launch), saves each measurement's trace, re-reads every trace
+with the offline report, cross-checks device time against ``key_averages()``, writes
 ``DIR/results.json`` (measurements, checks, raw profiler facts) and prints the table.
-Exit status: 0 when every check passed, 1 when one failed, 2 when the device is missing.
-Send back DIR (traces + results.json): it is what the tests in tests/data need.
+DIR defaults to ``$OUT`` when set, else ``neuronperf-verify``.
+Exit status: 0 when every check passed, 1 when one failed, 2 when the device is missing
+(results.json then says why). Send back DIR (traces + results.json): it is what the tests
+in tests/data need.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import traceback
@@ -48,6 +52,25 @@ def rmsnorm_fused(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass
+class Case:
+    """One measured callable. ``ops``: the dispatches it must show (None: reported only).
+    ``kernels``: what the device must run per call, counted independently of our analysis
+    once the case has been measured (warm); None: at least one."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    ops: int | None
+    kernels: Callable[[], int] | None = None
+    # FLOP counting re-runs the call under a TorchDispatchMode, which a CUDA-graph replay or
+    # a Triton launch has nothing to show to (and reduce-overhead may recompile under).
+    count_work: bool = True
+
+
+ExtraCases = Callable[[Backend, torch.Tensor, torch.Tensor], list[Case]]
+
+
+@dataclass
 class Check:
     name: str
     ok: bool
@@ -59,8 +82,8 @@ def _device_string(backend: Backend) -> str:
     return {"neuron": "neuron", "cuda": "cuda"}.get(backend.name, "cpu")
 
 
-def raw_profile_facts(backend: Backend, fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
-    """What the profiler itself returns for one call: the facts the adapter relies on."""
+def raw_profile(backend: Backend, fn: Callable[..., Any], *args: Any) -> Any:
+    """torch's profiler around one call, under a ``verify`` marker."""
     from torch.profiler import profile, record_function
 
     with (
@@ -69,16 +92,45 @@ def raw_profile_facts(backend: Backend, fn: Callable[..., Any], *args: Any) -> d
     ):
         fn(*args)
         backend.synchronize()
+    return prof
+
+
+def raw_kernel_count(backend: Backend, fn: Callable[..., Any], *args: Any) -> int:
+    """Kernels the device ran during one call, as torch's profiler lists them: a plain count
+    of its device-side ``kernel`` events, with no attribution to ops or launches."""
+    prof = raw_profile(backend, fn, *args)
+    return sum(
+        1
+        for fe in prof.events()
+        if getattr(fe.device_type, "name", "") != "CPU"
+        and (getattr(fe, "activity_type", None) or "kernel") == "kernel"
+        and not fe.name.lower().startswith(("memcpy", "memset"))
+    )
+
+
+def raw_profile_facts(backend: Backend, fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
+    """What the profiler itself returns for one call: the facts the adapter relies on."""
+    prof = raw_profile(backend, fn, *args)
     fes = list(prof.events())
     by_device = Counter(getattr(fe.device_type, "name", str(fe.device_type)) for fe in fes)
     device = [fe for fe in fes if getattr(fe.device_type, "name", "") != "CPU"]
     linked = [fe for fe in fes if int(getattr(fe, "linked_correlation_id", 0) or 0) > 0]
+    annotations = {fe.name for fe in fes if getattr(fe, "is_user_annotation", False)}
     averages = prof.key_averages()
-    key_avg_device = sum(float(a.self_device_time_total) for a in averages)
+    # As torch's table totals "Self CUDA": device-side rows only (CPU rows repeat their
+    # kernels' time), less the GPU timeline's copies of record_function spans.
+    key_avg_device = sum(
+        float(a.self_device_time_total)
+        for a in averages
+        if getattr(a.device_type, "name", "CPU") != "CPU" and a.key not in annotations
+    )
     ours = analyze_markers(backend.collect(prof), ["verify"], backend.mode)[0]
     return {
         "events_by_device_type": dict(by_device),
         "device_event_names": sorted({fe.name for fe in device})[:40],
+        "device_activity_types": dict(
+            Counter(str(getattr(fe, "activity_type", None)) for fe in device)
+        ),
         "linked_events": len(linked),
         "linked_cpu_event_names": sorted(
             {fe.name for fe in linked if getattr(fe.device_type, "name", "") == "CPU"}
@@ -91,11 +143,16 @@ def raw_profile_facts(backend: Backend, fn: Callable[..., Any], *args: Any) -> d
     }
 
 
-def run(backend_name: str, out: Path, rounds: int, warmup: int) -> int:
+def run(
+    backend_name: str, out: Path, rounds: int, warmup: int, extra: ExtraCases | None = None
+) -> int:
     try:
         backend, note = select(backend_name)
     except BackendUnavailable as exc:
         print(f"verify: {exc}", file=sys.stderr)
+        out.mkdir(parents=True, exist_ok=True)
+        missing = {"backend": backend_name, "unavailable": str(exc), "checks": []}
+        (out / "results.json").write_text(json.dumps(missing, indent=2, sort_keys=True))
         return 2
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(backend, trace_dir=out / "traces")
@@ -104,40 +161,79 @@ def run(backend_name: str, out: Path, rounds: int, warmup: int) -> int:
     x = torch.randn(ROWS, HIDDEN).to(dev)
     w = torch.randn(HIDDEN).to(dev)
     compile_kwargs: dict[str, Any] = {"backend": "neuron"} if backend.name == "neuron" else {}
-    cases: list[tuple[str, Callable[..., Any]]] = [
-        ("rmsnorm_naive", rmsnorm_naive),
-        ("rmsnorm_fused", rmsnorm_fused),
-        ("rmsnorm_compiled", torch.compile(rmsnorm_naive, **compile_kwargs)),
+    cases = [
+        Case("rmsnorm_naive", rmsnorm_naive, (x, w), ops=6),
+        Case("rmsnorm_fused", rmsnorm_fused, (x, w), ops=1),
+        Case("rmsnorm_compiled", torch.compile(rmsnorm_naive, **compile_kwargs), (x, w), ops=1),
     ]
     measurements: dict[str, Measurement] = {}
     checks: list[Check] = []
     errors: dict[str, str] = {}
-    for name, fn in cases:
+
+    def check(name: str, ok: bool, detail: str, required: bool = True) -> None:
+        checks.append(Check(name, bool(ok), detail, required))
+
+    if extra is not None:
+        try:
+            cases += extra(backend, x, w)
+        except Exception:  # building a case (a capture, a compile) is a finding too
+            errors["extra cases"] = traceback.format_exc()
+            check("extra cases built", False, errors["extra cases"].splitlines()[-1])
+    by_name = {c.name: c for c in cases}
+    for case in cases:
+        name = case.name
+        runner.count_work = case.count_work
         try:
             _, m = runner.measure_callable(
-                fn, (x, w), {}, test_id="verify", name=name, warmup=warmup, rounds=rounds
+                case.fn, case.args, {}, test_id="verify", name=name, warmup=warmup, rounds=rounds
             )
             measurements[name] = m
         except Exception:  # a hardware check reports every failure, then goes on
             errors[name] = traceback.format_exc()
             checks.append(Check(f"{name} measured", False, errors[name].splitlines()[-1]))
+            continue
+        if case.kernels is not None:
+            try:
+                expected = case.kernels()
+            except Exception:
+                errors[f"{name} expected kernels"] = traceback.format_exc()
+                check(f"{name} kernels = what it holds", False, "could not count them")
+                continue
+            # Every round, not only the worst: each launched kernel has a launch gap.
+            launched = m.launch_gap_us.n if m.launch_gap_us else 0
+            check(
+                f"{name} kernels = what it holds",
+                m.kernels == expected and launched == expected * m.rounds,
+                f"{m.kernels} kernels in the worst round, {launched} over {m.rounds} rounds; "
+                f"one call runs {expected} (torch's profiler, counted plainly): "
+                f"{m.kernel_counts}",
+            )
+            rows = sum(r.device_us for r in m.per_op)
+            check(
+                f"{name} per-op rows hold its device time (±5%)",
+                abs(rows - m.device_us.median) <= 0.05 * m.device_us.median,
+                f"rows {rows:.1f} µs, device {m.device_us.median:.1f} µs: "
+                + ", ".join(f"{r.name} {r.device_us:.1f}" for r in m.per_op[:6]),
+            )
     facts: dict[str, Any] = {}
     try:
         facts = raw_profile_facts(backend, rmsnorm_naive, x, w)
     except Exception:
         errors["raw_profile"] = traceback.format_exc()
 
-    def check(name: str, ok: bool, detail: str, required: bool = True) -> None:
-        checks.append(Check(name, bool(ok), detail, required))
-
     kind = runner.environment["device_kind"]
     check("device kind", kind.startswith(f"{backend.name}:") or kind.startswith("rocm:"), kind)
     if backend.name == "cpu":
         backend.prepare()
-    expected_ops = {"rmsnorm_naive": 6, "rmsnorm_fused": 1, "rmsnorm_compiled": 1}
     offline: dict[str, Any] = {}
     for name, m in measurements.items():
-        check(f"{name} ops", m.ops == expected_ops[name], f"{m.ops} ops: {m.op_counts}")
+        ops = by_name[name].ops
+        check(
+            f"{name} ops",
+            ops is None or m.ops == ops,
+            f"{m.ops} ops: {m.op_counts}",
+            ops is not None,
+        )
         check(f"{name} kernels found", m.kernels >= 1, f"{m.kernels} kernels: {m.kernel_counts}")
         check(f"{name} device time", m.device_us.median > 0, f"{m.device_us.median:.1f} µs")
         check(f"{name} consistent rounds", m.consistent, "; ".join(m.round_variants) or "yes")
@@ -218,16 +314,19 @@ def run(backend_name: str, out: Path, rounds: int, warmup: int) -> int:
     return 0 if checks and all(c.ok for c in checks if c.required) and not errors else 1
 
 
-def main(argv: list[str] | None = None, backend: str | None = None) -> int:
+def main(
+    argv: list[str] | None = None, backend: str | None = None, extra: ExtraCases | None = None
+) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     if backend is None:
         # cpu: a dry run of this script where there is no device (host-mode checks).
         parser.add_argument("--backend", choices=("cuda", "neuron", "cpu"), required=True)
-    parser.add_argument("--out", type=Path, default=Path("neuronperf-verify"))
+    default_out = os.environ.get("OUT") or "neuronperf-verify"
+    parser.add_argument("--out", type=Path, default=Path(default_out), help="(default: $OUT)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args(argv)
-    return run(backend or args.backend, args.out, args.rounds, args.warmup)
+    return run(backend or args.backend, args.out, args.rounds, args.warmup, extra)
 
 
 if __name__ == "__main__":

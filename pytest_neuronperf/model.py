@@ -86,6 +86,9 @@ class Measurement:
     window_s: float = 0.0
     # Device backends: each kernel's wait from its launch call to its start on the device.
     launch_gap_us: Stats | None = None
+    # Device backends: the time the device was busy (union of the region's device events,
+    # overlapping streams once). device_us is their sum, which budgets and baselines use.
+    device_busy_us: Stats | None = None
     # Host-timed backends: the reference workload timed right before each round
     # (reference.py), paired with host_us and device_us samples; None when not timed.
     reference_us: Stats | None = None
@@ -154,6 +157,7 @@ class Measurement:
             "window_s": self.window_s,
             "page_faults": self.page_faults,
             "launch_gap_us": self.launch_gap_us.to_dict() if self.launch_gap_us else None,
+            "device_busy_us": self.device_busy_us.to_dict() if self.device_busy_us else None,
             "reference_us": self.reference_us.to_dict() if self.reference_us else None,
             "device_reference_us": (
                 self.device_reference_us.to_dict() if self.device_reference_us else None
@@ -200,6 +204,7 @@ class Measurement:
             window_s=float(d.get("window_s", 0.0)),
             page_faults=None if d.get("page_faults") is None else float(d["page_faults"]),
             launch_gap_us=_stats_or_none(d.get("launch_gap_us")),
+            device_busy_us=_stats_or_none(d.get("device_busy_us")),
             reference_us=_stats_or_none(d.get("reference_us")),
             device_reference_us=_stats_or_none(d.get("device_reference_us")),
             host_relative=_stats_or_none(d.get("host_relative")),

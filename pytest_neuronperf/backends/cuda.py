@@ -1,6 +1,7 @@
-"""The CUDA backend (ROCm too, through torch.cuda): CPU+CUDA activities; kernels are the
-device's kernel events, linked to their launching op through the launch's correlation id
-(analysis.TraceIndex); device time is their time on the GPU. Host time comes from the
+"""The CUDA backend (ROCm too, through torch.cuda): CPU+CUDA activities. A region's kernels
+and device time are every device event whose launch call starts inside it, however it was
+launched: under an aten op, a CUDA-graph replay, a Triton or extension launch, on any
+thread (trace/device.py; the same code reads saved traces). Host time comes from the
 Runner's unprofiled rounds, each ended by ``torch.cuda.synchronize()``: wall time of the
 work including the GPU, never the profiler's CPU timestamps."""
 

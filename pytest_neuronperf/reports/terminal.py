@@ -286,6 +286,12 @@ def measurement_detail(m: Measurement) -> str:
             f"launch gap (kernel start - launch call start): median {gaps.median:,.1f} µs, "
             f"max {gaps.max:,.1f} µs over {gaps.n} kernel launches"
         )
+    busy = m.device_busy_us
+    if busy:
+        lines.append(
+            f"device busy (union over streams): median {busy.median:,.1f} µs; device µs is "
+            f"the kernel-time sum, {m.device_us.median:,.1f} µs"
+        )
     if m.work is not None:
         lines.append(work_line(m))
     if m.kernel_counts:

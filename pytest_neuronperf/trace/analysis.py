@@ -12,6 +12,7 @@ from typing import Any, Literal
 from ..markers import COMPILED_PREFIX
 from ..model import Measurement, OpRow
 from ..stats import Stats, median
+from .device import DeviceIndex, Launched, busy_us, launcher_row, owning_op, stream_name
 from .events import DEVICE_KINDS, Event, Kind, build_tree
 
 Mode = Literal["host", "device"]
@@ -89,8 +90,13 @@ class RoundResult:
     kernels: list[str] = field(default_factory=list)
     device_us: float = 0.0
     wall_us: float = 0.0
+    # Per-op rows: the region's ops, plus rows for device work launched under none of them
+    # (device.launcher_row), so that the rows add up to device_us.
     op_device_us: dict[str, float] = field(default_factory=dict)
     op_kernels: dict[str, int] = field(default_factory=dict)
+    # Device mode: the union of the device events' intervals (overlapping streams once);
+    # device_us is their sum. None in host mode.
+    device_busy_us: float | None = None
     launch_gaps_us: list[float] = field(default_factory=list)
     # torch.compile: compiled frames run (a graph break shows as a resume frame's compiled
     # region nested inside the frame that broke), and compilations inside the round.
@@ -139,14 +145,6 @@ def compile_activity(node: Event) -> tuple[list[str], int, int]:
     return regions, breaks, compiles
 
 
-def _subtree(node: Event) -> Iterator[Event]:
-    stack = [node]
-    while stack:
-        ev = stack.pop()
-        yield ev
-        stack.extend(ev.children)
-
-
 def host_kernels(op: Event) -> list[Event]:
     """Leaf computations under a host op: ops with no computing op below them. Children
     that only allocate or alias (``aten::pow`` -> ``result_type``, ``to``) do not hide
@@ -172,13 +170,14 @@ def host_kernels(op: Event) -> list[Event]:
 class TraceIndex:
     """What analysing any region of one event list needs, built once.
 
-    Device events are tied to their launching op through the runtime call that launched
-    them: the kernel's ``correlation`` names the launch (``cudaLaunchKernel``,
-    ``hipExtModuleLaunchKernel``, ``cuLaunchKernel``), and the launch sits inside the op on
-    the host timeline. That holds in every Kineto version seen; ``External id`` does not:
-    older traces (the alexnet benchmark in tests/data) put the launch correlation there,
-    which collides with unrelated ops' ids. ``External id`` is the fallback only for device
-    events whose launch was not recorded, and only where it differs from the correlation.
+    Device events are tied to the runtime call that launched them: the kernel's
+    ``correlation`` names the launch (``cudaLaunchKernel``, ``hipExtModuleLaunchKernel``,
+    ``cuLaunchKernel``, ``cudaGraphLaunch``), which sits on the host timeline, inside an op
+    or not; ``device`` groups them by launch for region queries (device.py). That holds in
+    every Kineto version seen; ``External id`` does not: older traces (the alexnet
+    benchmark in tests/data) put the launch correlation there, which collides with
+    unrelated ops' ids. ``External id`` is the fallback only for device events whose launch
+    was not recorded, and only where it differs from the correlation.
     """
 
     roots: list[Event]
@@ -187,6 +186,7 @@ class TraceIndex:
     launches: dict[int, Event] = field(default_factory=dict)
     has_device: bool = False
     op_processes: set[Any] = field(default_factory=set)
+    device: DeviceIndex = field(default_factory=DeviceIndex)
     _track_roots: dict[tuple[Any, Any], tuple[list[float], list[Event]]] = field(
         default_factory=dict
     )
@@ -196,19 +196,27 @@ class TraceIndex:
         roots = build_tree(events)
         index = cls(roots)
         device: list[Event] = []
+        host: list[Event] = []
         for ev in events:
             if ev.kind in DEVICE_KINDS:
                 device.append(ev)
-            elif ev.kind is Kind.RUNTIME and ev.correlation:
+                continue
+            host.append(ev)
+            if ev.kind is Kind.RUNTIME and ev.correlation:
                 index.launches[ev.correlation] = ev
             elif ev.kind is Kind.OP:
                 index.op_processes.add(ev.track[0])
         index.has_device = bool(device)
+        unlinked: list[Event] = []
         for ev in device:
             if ev.correlation and ev.correlation in index.launches:
                 index.by_launch.setdefault(ev.correlation, []).append(ev)
             elif ev.ext_id and ev.ext_id != ev.correlation:
                 index.by_ext.setdefault(ev.ext_id, []).append(ev)
+            else:
+                unlinked.append(ev)
+        index.device = DeviceIndex.build(index.launches, index.by_launch, index.by_ext, host)
+        index.device.unanchored.extend(unlinked)
         by_track: dict[tuple[Any, Any], list[Event]] = {}
         for root in roots:
             by_track.setdefault(root.track, []).append(root)
@@ -216,6 +224,11 @@ class TraceIndex:
             track_roots.sort(key=lambda e: e.start_us)
             index._track_roots[track] = ([e.start_us for e in track_roots], track_roots)
         return index
+
+    @property
+    def gpu_only(self) -> bool:
+        """Device events but no host op: a trace of the device side alone."""
+        return self.has_device and not self.op_processes
 
     def adopted(self, node: Event) -> list[Event]:
         """Roots on the process's other threads that run inside ``node``'s time span.
@@ -241,19 +254,6 @@ class TraceIndex:
                     out.append(ev)
         return out
 
-    def device_events(self, op: Event) -> list[Event]:
-        """Device events launched from inside ``op`` (the op itself included)."""
-        out: list[Event] = []
-        seen: set[int] = set()
-        for ev in _subtree(op):
-            if ev.kind is Kind.RUNTIME and ev.correlation:
-                out.extend(self.by_launch.get(ev.correlation, ()))
-            if ev.ext_id and ev.ext_id not in seen and self.by_ext:
-                seen.add(ev.ext_id)
-                out.extend(self.by_ext.get(ev.ext_id, ()))
-        out.sort(key=lambda e: e.start_us)
-        return out
-
 
 def region_ops(node: Event, index: TraceIndex | None = None) -> list[Event]:
     """Top-level ops of a region: its own thread's, then (by start time) those of other
@@ -270,34 +270,73 @@ def region_ops(node: Event, index: TraceIndex | None = None) -> list[Event]:
 
 
 def analyze_node(
-    node: Event, mode: Mode, index: TraceIndex | None = None, *, adopt: bool = True
+    node: Event,
+    mode: Mode,
+    index: TraceIndex | None = None,
+    *,
+    adopt: bool = True,
+    whole: bool = False,
+    by_stream: bool = False,
 ) -> RoundResult:
     """Ops, kernels and device time of one execution of a region. ``adopt``: count other
-    threads' ops inside its time span (see TraceIndex.adopted).
+    threads' ops inside its time span (see TraceIndex.adopted). ``whole``: the node is the
+    whole trace, which owns every device event, launched or not. ``by_stream``: per-op rows
+    are the device's streams (a trace with no host ops).
 
-    Device mode: kernels are device ``kernel`` events; device time also counts the op's
-    memcpy and memset, which occupy the device but are not kernel launches."""
+    Host mode: each op costs its inclusive time; its kernels are its leaf computations.
+    Device mode: the region's device events are all it launched (see device.py), whatever
+    launched them; kernels are the ``kernel`` events among them, device time the sum of
+    their durations with memcpy and memset, which occupy the device but are no kernels."""
     result = RoundResult(wall_us=node.dur_us)
     result.compiled_regions, result.graph_breaks, result.compiles = compile_activity(node)
-    for op in region_ops(node, index if adopt else None):
-        result.ops.append(op.name)
-        if mode == "host":
+    ops = region_ops(node, index if adopt else None)
+    result.ops = [op.name for op in ops]
+    if mode == "host":
+        for op in ops:
             kernels = host_kernels(op)
-            cost = op.dur_us
-        else:
-            device = index.device_events(op) if index is not None else []
-            kernels = [k for k in device if k.kind is Kind.KERNEL]
-            cost = sum(k.dur_us for k in device)
-            launches = index.launches if index is not None else {}
-            for k in kernels:
-                launch = launches.get(k.correlation)
-                if launch is not None:
-                    result.launch_gaps_us.append(max(0.0, k.start_us - launch.start_us))
-        result.kernels.extend(k.name for k in kernels)
-        result.device_us += cost
-        result.op_device_us[op.name] = result.op_device_us.get(op.name, 0.0) + cost
-        result.op_kernels[op.name] = result.op_kernels.get(op.name, 0) + len(kernels)
+            result.kernels.extend(k.name for k in kernels)
+            result.device_us += op.dur_us
+            _add_row(result, op.name, op.dur_us, len(kernels))
+        return result
+    for op in ops:  # every op has its row, if only to show it launched nothing
+        _add_row(result, op.name, 0.0, 0)
+    if index is None:
+        result.device_busy_us = 0.0
+        return result
+    groups = index.device.everything() if whole else index.device.in_span(node)
+    _device_rows(result, groups, ops, by_stream)
     return result
+
+
+def _device_rows(
+    result: RoundResult, groups: Sequence[Launched], ops: Sequence[Event], by_stream: bool
+) -> None:
+    owners = {id(op): op for op in ops}
+    launched: list[Event] = []
+    devices = len({e.track[0] for g in groups for e in g.events}) if by_stream else 0
+    for g in groups:
+        anchor = g.anchor
+        owner = None if by_stream else owning_op(anchor, owners)
+        timed = anchor is not None and anchor.kind is Kind.RUNTIME
+        for e in g.events:
+            launched.append(e)
+            if by_stream:
+                row = stream_name(e, devices)
+            else:
+                row = owner.name if owner is not None else launcher_row(anchor, e)
+            is_kernel = e.kind is Kind.KERNEL
+            _add_row(result, row, e.dur_us, int(is_kernel))
+            if is_kernel and timed and anchor is not None:
+                result.launch_gaps_us.append(max(0.0, e.start_us - anchor.start_us))
+    launched.sort(key=lambda e: e.start_us)
+    result.kernels = [e.name for e in launched if e.kind is Kind.KERNEL]
+    result.device_us = sum(e.dur_us for e in launched)
+    result.device_busy_us = busy_us(launched) if launched else 0.0
+
+
+def _add_row(result: RoundResult, name: str, device_us: float, kernels: int) -> None:
+    result.op_device_us[name] = result.op_device_us.get(name, 0.0) + device_us
+    result.op_kernels[name] = result.op_kernels.get(name, 0) + kernels
 
 
 def analyze_markers(
@@ -334,6 +373,7 @@ def summarize(
     # counts, and round_variants says which round it was.
     worst = max(rounds, key=lambda r: (len(r.ops), len(r.kernels)))
     gaps = launch_gaps(rounds)
+    busy = [r.device_busy_us for r in rounds if r.device_busy_us is not None]
     return Measurement(
         test_id=test_id,
         region=region,
@@ -344,6 +384,7 @@ def summarize(
         op_counts=dict(Counter(worst.ops)),
         kernel_counts=dict(Counter(worst.kernels)),
         device_us=Stats.of([r.device_us for r in rounds]),
+        device_busy_us=Stats.of(busy) if busy else None,
         host_us=Stats.of(host),
         per_op=per_op_rows(rounds),
         rounds=len(rounds),
@@ -377,14 +418,18 @@ def launch_gaps(rounds: Sequence[RoundResult]) -> Stats:
 
 def per_op_rows(rounds: Sequence[RoundResult]) -> tuple[OpRow, ...]:
     """Per-round figures by op name, costliest first: calls and kernels as the mean over
-    rounds, device time as the median over rounds (like the region's own figure)."""
+    rounds, device time as the median over rounds (like the region's own figure). Device
+    work launched under no op has rows of its own, with 0 calls."""
     n = max(len(rounds), 1)
     calls: Counter[str] = Counter()
     kernels: Counter[str] = Counter()
+    names: dict[str, None] = {}
     for r in rounds:
         calls.update(r.ops)
         kernels.update(r.op_kernels)
-    device = {name: median([r.op_device_us.get(name, 0.0) for r in rounds]) for name in calls}
+        names.update(dict.fromkeys(r.ops))
+        names.update(dict.fromkeys(r.op_device_us))
+    device = {name: median([r.op_device_us.get(name, 0.0) for r in rounds]) for name in names}
     total = sum(device.values())
     rows = [
         OpRow(
@@ -394,7 +439,7 @@ def per_op_rows(rounds: Sequence[RoundResult]) -> tuple[OpRow, ...]:
             share=(device[name] / total) if total else 0.0,
             kernels=kernels[name] / n,
         )
-        for name in calls
+        for name in names
     ]
     rows.sort(key=lambda r: (-r.device_us, r.name))
     return tuple(rows)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+_INF = float("inf")
+
 
 class Kind(StrEnum):
     OP = "op"  # a host-side dispatch: aten op, compiled region, inductor kernel on CPU
@@ -25,6 +27,10 @@ class Kind(StrEnum):
 
 
 DEVICE_KINDS = frozenset({Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET})
+
+# Kineto's flows from a launch to what it launched; a device event whose args lack the
+# correlation still has the flow's end bound to it (same pid, tid and ts).
+_FLOW_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu"})
 
 # Chrome-trace categories -> kinds. Anything else (python_function, gpu_user_annotation,
 # ac2g flows, Trace spans, overhead) carries no cost we attribute.
@@ -46,7 +52,9 @@ _CATEGORY_KIND = {
 @dataclass(eq=False, slots=True)
 class Event:
     """One profiler event. ``ext_id`` ties a device event to the host op that launched it:
-    for host ops it is the op's own id, for runtime and device events the launching op's."""
+    for host ops it is the op's own id, for runtime and device events the launching op's.
+    ``correlation`` ties a device event to its runtime launch call. ``track`` is (process,
+    thread) for host events and (device, stream) for device events."""
 
     name: str
     kind: Kind
@@ -90,6 +98,8 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
     out: list[Event] = []
     append = out.append
     kinds = _CATEGORY_KIND
+    device_kinds = DEVICE_KINDS
+    uncorrelated = False
     for ev in raw:
         if not isinstance(ev, dict):
             continue
@@ -106,6 +116,17 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
             dur = float(ev.get("dur", 0.0))
         except (KeyError, TypeError, ValueError):
             continue
+        name = ev.get("name")
+        pid = ev.get("pid")
+        tid = ev.get("tid")
+        # One chained test each catches NaN, infinities and negative durations.
+        if (
+            not (0.0 <= dur < _INF and -_INF < start < _INF)
+            or name.__class__ is not str
+            or (pid.__class__ is not int and not isinstance(pid, _TRACK_ID))
+            or (tid.__class__ is not int and not isinstance(tid, _TRACK_ID))
+        ):
+            raise TraceError(f"{source}: {_bad_event(ev, cat, start, dur)}")
         args = ev.get("args")
         ext = corr = 0
         if isinstance(args, dict):
@@ -115,48 +136,105 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
                 ext = _int(ext)
             if type(corr) is not int:
                 corr = _int(corr)
-        name = ev.get("name", "")
-        append(
-            Event(
-                name if isinstance(name, str) else str(name),
-                kind,
-                start,
-                dur,
-                (ev.get("pid"), ev.get("tid")),
-                ext,
-                corr,
-            )
-        )
+        if not corr and kind in device_kinds:
+            uncorrelated = True
+        append(Event(name, kind, start, dur, (pid, tid), ext, corr))
+    if uncorrelated:
+        _correlate_by_flow(raw, out)
     return out
 
 
+# Track ids besides ints: Kineto writes strings for some (``"stream 7"``, thread names).
+_TRACK_ID = (str, float, type(None))
+
+
+def _bad_event(ev: dict[str, Any], cat: str, start: float, dur: float) -> str:
+    """What is wrong with one event, for a one-line error."""
+    name = ev.get("name")
+    where = f"{cat} event {name!r} at ts {ev.get('ts')!r}"
+    if not (-_INF < start < _INF and dur == dur and dur != _INF):
+        problem = f"a time that is not a finite number (ts {ev.get('ts')!r}, dur {ev.get('dur')!r})"
+    elif dur < 0:
+        problem = f"a negative duration (dur {ev.get('dur')!r})"
+    elif not isinstance(name, str):
+        where = f"{cat} event at ts {ev.get('ts')!r}"
+        problem = f"no name (name {name!r})"
+    else:
+        problem = (
+            f"a pid or tid that is not a number or string ({ev.get('pid')!r}, {ev.get('tid')!r})"
+        )
+    return f"{where} has {problem}: not a trace the profiler wrote; re-record it or fix the file"
+
+
+def _correlate_by_flow(raw: Sequence[Any], events: list[Event]) -> None:
+    """Give device events that carry no correlation in their args the id of the launch
+    flow whose end is bound to them: a second pass, only for traces that need it."""
+    ends: dict[tuple[Any, Any, float], int] = {}
+    for ev in raw:
+        if (
+            isinstance(ev, dict)
+            and ev.get("ph") == "f"
+            and ev.get("cat") in _FLOW_CATEGORIES
+            and isinstance(ev.get("ts"), int | float)
+        ):
+            flow = _int(ev.get("id"))
+            if flow:
+                try:
+                    ends[(ev.get("pid"), ev.get("tid"), float(ev["ts"]))] = flow
+                except TypeError:  # an unhashable pid or tid: no flow to bind
+                    continue
+    for e in events:
+        if not e.correlation and e.kind in DEVICE_KINDS:
+            e.correlation = ends.get((e.track[0], e.track[1], e.start_us), 0)
+
+
+# Kineto activity types of device-side spans that are no device work: the GPU timeline's
+# copy of a record_function, synchronisation waits, profiler overhead.
+_DEVICE_NOT_WORK = frozenset(
+    {"gpu_user_annotation", "cuda_sync", "overhead", "cuda_profiler_range"}
+)
+
+
 def events_from_function_events(function_events: Iterable[Any]) -> list[Event]:
-    """Events of a live profile (``prof.events()``)."""
+    """Events of a live profile (``prof.events()``). Each event's Kineto activity type
+    (``fe.activity_type``: the category a saved trace writes) decides its kind, as in
+    :func:`events_from_chrome`; without one (older torch), the device type and whether the
+    event is linked to an op do."""
     out: list[Event] = []
     for fe in function_events:
         device = getattr(fe.device_type, "name", str(fe.device_type))
         linked = int(getattr(fe, "linked_correlation_id", 0) or 0)
+        activity = getattr(fe, "activity_type", None)
+        known = _CATEGORY_KIND.get(activity) if isinstance(activity, str) else None
         corr = 0
         if device != "CPU":
-            kind = _device_kind(fe.name)
+            if activity in _DEVICE_NOT_WORK:
+                continue
+            kind = known if known is not None and known in DEVICE_KINDS else _device_kind(fe.name)
             ext, corr = linked, int(fe.id)
         elif getattr(fe, "is_user_annotation", False):
             kind, ext = Kind.ANNOTATION, int(fe.id)
         elif getattr(fe, "is_python_function", False) or getattr(fe, "is_async", False):
             continue
-        elif linked > 0:
-            # The runtime call's own id is the launch correlation its kernel also carries.
+        elif known is Kind.RUNTIME or (known is None and linked > 0):
+            # The runtime call's own id is the launch correlation its kernels also carry;
+            # a launch under no op (Triton, a graph replay) has no linked op but is one.
             kind, ext, corr = Kind.RUNTIME, linked, int(fe.id)
         else:
             kind, ext = Kind.OP, int(fe.id)
         start = float(fe.time_range.start)
+        if device != "CPU":
+            stream = int(getattr(fe, "device_resource_id", 0) or 0)
+            track: tuple[Any, Any] = (("device", fe.device_index), stream)
+        else:
+            track = ("host", fe.thread)
         out.append(
             Event(
                 name=fe.name,
                 kind=kind,
                 start_us=start,
                 dur_us=float(fe.time_range.end) - start,
-                track=("device", fe.device_index) if device != "CPU" else ("host", fe.thread),
+                track=track,
                 ext_id=ext,
                 correlation=corr,
             )

@@ -8,16 +8,21 @@ device, no pytest. Which regions a trace holds:
   the region name); else NAME as a glob (``ProfilerStep#*``) over annotation names.
 - no region: this plugin's measurements if the trace has its markers; else one round per
   ``ProfilerStep#N`` (``torch.profiler.schedule`` steps); else the whole trace as one round.
+  A trace with device events and no host op (GPU-only) is the whole trace, one per-op row
+  a stream.
 
 Mode: device when the trace holds device events (kernels, memcpy, memset), else host.
+In device mode a region's device time is everything it launched (see device.py).
 """
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -27,7 +32,7 @@ from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
 from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops, summarize
-from .events import Event, Kind, TraceError, events_from_chrome
+from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
 
 ModeChoice = Literal["auto", "host", "device"]
 WHOLE_TRACE = "(whole trace)"
@@ -100,6 +105,8 @@ def load_trace(path: Path) -> Any:
         ) from None
     except RecursionError:
         raise TraceError(f"{name}: JSON nested too deeply to be a chrome trace") from None
+    except ValueError as exc:  # an integer beyond Python's 4,300-digit conversion limit
+        raise TraceError(f"{name}: holds a number no profiler writes: {exc}") from None
 
 
 def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
@@ -109,15 +116,34 @@ def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
     name = ""
     if isinstance(props, list) and props and isinstance(props[0], dict):
         name = str(props[0].get("name", ""))
-    has_runtime = any(e.kind is Kind.RUNTIME for e in events)
+    has_runtime = any(e.kind is Kind.RUNTIME or e.kind in DEVICE_KINDS for e in events)
     if not name and not has_runtime:
         return "cpu"
     hip = any(e.kind is Kind.RUNTIME and e.name.startswith("hip") for e in events)
     return f"{'rocm' if hip else 'cuda'}:{name or 'unknown'}"
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Garbage collection off while a trace becomes events and figures: the hundreds of
+    thousands of dicts and Events a large trace makes are all alive, so each collection
+    the allocations trigger scans them for nothing (it tripled the parse time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def report_trace(path: Path, region: str | None = None, mode: ModeChoice = "auto") -> TraceReport:
     """Analyse one saved trace. Raises TraceError with a one-line message on bad input."""
+    with _gc_paused():
+        return _report(path, region, mode)
+
+
+def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
     doc = load_trace(path)
     events = events_from_chrome(doc, source=str(path))
     if not events:
@@ -136,6 +162,8 @@ def report_trace(path: Path, region: str | None = None, mode: ModeChoice = "auto
             else "no device events (a CPU-only trace)"
         )
         raise TraceError(f"{path}: {why}; use --mode host to analyse the host side")
+    if chosen == "host" and not index.roots:
+        raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     groups = select_regions(events, index, region, str(path))
     kind = device_kind_of(doc, events)
     regions = tuple(
@@ -173,6 +201,8 @@ def select_regions(
         )
     if ours:
         return [(name, nodes) for (_, name), nodes in sorted(ours.items())]
+    if index.gpu_only:
+        return [(WHOLE_TRACE, [_whole(events, [])])]
     steps = [e for e in annotations if e.name.startswith(_STEP_PREFIX)]
     if len(steps) > 1 and not any(True for _ in region_ops(steps[-1], index)):
         # Stopping the profiler opens one more step and records it empty (the ROCm trace's
@@ -180,20 +210,35 @@ def select_regions(
         steps.pop()
     if steps:
         return [(f"{_STEP_PREFIX}*", steps)]
-    host_roots = sorted(index.roots, key=lambda e: e.start_us)
-    start = min(e.start_us for e in host_roots)
-    end = max(e.end_us for e in host_roots)
+    return [(WHOLE_TRACE, [_whole(events, sorted(index.roots, key=lambda e: e.start_us))])]
+
+
+def _whole(events: Sequence[Event], roots: list[Event]) -> Event:
+    """One node spanning the trace, holding every thread's roots."""
+    spanned = roots or events
+    start = min(e.start_us for e in spanned)
+    end = max(e.end_us for e in spanned)
     whole = Event(WHOLE_TRACE, Kind.ANNOTATION, start, end - start, ("trace", "all"))
-    whole.children = host_roots
-    return [(WHOLE_TRACE, [whole])]
+    whole.children = roots
+    return whole
+
+
+def region_rounds(
+    name: str, nodes: Sequence[Event], mode: Mode, index: TraceIndex
+) -> list[RoundResult]:
+    """One RoundResult per node of a region ``select_regions`` gave."""
+    # The whole-trace node already holds every thread's roots: adopting would count twice.
+    whole = name == WHOLE_TRACE
+    return [
+        analyze_node(n, mode, index, adopt=not whole, whole=whole, by_stream=index.gpu_only)
+        for n in nodes
+    ]
 
 
 def _region_report(
     name: str, nodes: list[Event], mode: Mode, index: TraceIndex, kind: str, test_id: str
 ) -> RegionReport:
-    # The whole-trace node already holds every thread's roots: adopting would count twice.
-    adopt = name != WHOLE_TRACE
-    rounds: list[RoundResult] = [analyze_node(n, mode, index, adopt=adopt) for n in nodes]
+    rounds = region_rounds(name, nodes, mode, index)
     measurement = summarize(
         rounds,
         test_id=test_id,
