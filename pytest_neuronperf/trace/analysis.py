@@ -254,6 +254,23 @@ class TraceIndex:
                     out.append(ev)
         return out
 
+    def device_events(self, op: Event) -> list[Event]:
+        """Device events linked to launches inside ``op`` (the op itself included): the
+        Neuron backfill's kernel names (backends/neuron_events.py)."""
+        out: list[Event] = []
+        seen: set[int] = set()
+        stack = [op]
+        while stack:
+            ev = stack.pop()
+            stack.extend(ev.children)
+            if ev.kind is Kind.RUNTIME and ev.correlation:
+                out.extend(self.by_launch.get(ev.correlation, ()))
+            if ev.ext_id and ev.ext_id not in seen and self.by_ext:
+                seen.add(ev.ext_id)
+                out.extend(self.by_ext.get(ev.ext_id, ()))
+        out.sort(key=lambda e: e.start_us)
+        return out
+
 
 def region_ops(node: Event, index: TraceIndex | None = None) -> list[Event]:
     """Top-level ops of a region: its own thread's, then (by start time) those of other
