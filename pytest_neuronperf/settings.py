@@ -10,12 +10,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .errors import NeuronPerfError
+
 # Here rather than imported from .backends: that would load every backend module at pytest
 # start-up, for runs that never measure.
 BACKEND_NAMES = ("auto", "cpu", "cuda", "neuron")
 
 
-class SettingError(ValueError):
+class SettingError(NeuronPerfError, ValueError):
     pass
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
+from ..errors import NeuronPerfError
+
 if TYPE_CHECKING:
     from ..trace.analysis import Mode
     from ..trace.events import Event
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(NeuronPerfError, RuntimeError):
     """The requested backend cannot run here; the message says why and what to do."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import NeuronPerfError
 from ..names import safe_filename
 from .entry import Entry
 
@@ -30,7 +31,7 @@ DEFAULT_DIR = ".neuronperf"
 Key = tuple[str, str]  # (test id, region)
 
 
-class BaselineError(ValueError):
+class BaselineError(NeuronPerfError, ValueError):
     """A baseline file that cannot be used; the message names the file and what to do."""
 
     def __init__(self, path: Path, reason: str) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..errors import NeuronPerfError
+
 
 class Kind(StrEnum):
     OP = "op"  # a host-side dispatch: aten op, compiled region, inductor kernel on CPU
@@ -63,7 +65,7 @@ class Event:
         return self.start_us + self.dur_us
 
 
-class TraceError(ValueError):
+class TraceError(NeuronPerfError, ValueError):
     """A trace that cannot be read; the message names the file and what is wrong."""
 
 
