@@ -275,7 +275,7 @@ class NeuronPerfPlugin:
         report = yield
         if report.when != "call" or measurements_key not in item.stash:
             return report
-        from .model import Record
+        from .model import Record, Status
         from .reports.terminal import measurement_detail
 
         measurements = item.stash[measurements_key]
@@ -307,13 +307,13 @@ class NeuronPerfPlugin:
             mine = [b for b in budgets if b.region in (None, m.region)]
             failed = [v.sentence for v in violations if v.region == m.region]
             status = (
-                "over budget"
+                Status.OVER_BUDGET
                 if failed
-                else "test failed"
+                else Status.TEST_FAILED
                 if not passed_own_terms
-                else "ok"
+                else Status.OK
                 if mine
-                else "measured"
+                else Status.MEASURED
             )
             comparison = comparisons[m.region]
             record = Record(
@@ -374,13 +374,14 @@ class NeuronPerfPlugin:
         from .baselines.entry import Entry
         from .baselines.store import BaselineError, load, write
         from .baselines.update import plan_update, stale
+        from .model import Status
 
         measured: dict[str, set[str]] = {}
         passed: dict[Key, tuple[Entry, bool]] = {}
         for r in self.records:
             m = r.measurement
             # Only tests that passed on their own terms say what a test now measures.
-            if r.status in ("ok", "measured"):
+            if r.status in (Status.OK, Status.MEASURED):
                 measured.setdefault(m.test_id, set()).add(m.region)
                 passed[(m.test_id, m.region)] = (Entry.of(m), r.rewrite_baseline)
         root = self.config.rootpath
@@ -447,10 +448,11 @@ class NeuronPerfPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
             return
+        from .model import Status
         from .reports.terminal import header_line, measurement_detail, summary_table
 
         if not self.settings.enabled:
-            over = [r for r in self.records if r.status == "over budget"]
+            over = [r for r in self.records if r.status == Status.OVER_BUDGET]
             terminalreporter.write_line(
                 f"neuronperf: {len(self.records)} budgeted measurements, {len(over)} over budget "
                 "(run with --neuron-profile for the report)"
@@ -491,8 +493,9 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         (f"{prefix}.device_us", round(m.device_us.median, 3)),
         (f"{prefix}.host_us", round(m.host_us.median, 3)),
         (f"{prefix}.device_kind", m.device_kind),
-        (f"{prefix}.status", record.status),
-        (f"{prefix}.baseline", record.baseline_cell or record.baseline or "-"),
+        # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
+        (f"{prefix}.status", str(record.status)),
+        (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
     ]
 
 
