@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from ..errors import NeuronPerfError
+from ..settings import PEAKS_INI
 
-INI_KEY = "neuron_profile_peaks"
+INI_KEY = PEAKS_INI
 _EXAMPLE = "cuda:NVIDIA H200 = 989e12, 4.8e12"
 
 
