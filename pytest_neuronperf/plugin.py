@@ -372,8 +372,8 @@ class NeuronPerfPlugin:
         if self.baselines is None:
             return
         from .baselines.entry import Entry
-        from .baselines.store import BaselineError, load, write
-        from .baselines.update import plan_update, stale
+        from .baselines.store import BaselineError
+        from .baselines.update import stale, write_update
         from .model import Status
 
         measured: dict[str, set[str]] = {}
@@ -402,17 +402,10 @@ class NeuronPerfPlugin:
             self.not_written = "--collect-only ran no tests"
             return
         try:
-            # Read again: the stored file, not the one this run started with, is what the
-            # update applies to, so entries written meanwhile by another run survive.
-            current = load(
-                self.baselines.path.parent, self.baselines.device_kind, allow_damaged=True
-            )
+            d, kind = self.baselines.path.parent, self.baselines.device_kind
+            self.plan = write_update(d, kind, passed, self.stale, pool=self.settings.pool)
         except BaselineError as exc:
             self.not_written = str(exc)
-            return
-        self.plan = plan_update(current, passed, self.stale, pool=self.settings.pool)
-        if self.plan.touches_file:
-            write(self.plan.result)
 
     def write_reports(self, exitstatus: int) -> None:
         import os
