@@ -116,10 +116,11 @@ class Spec:
     @property
     def help(self) -> str:
         """--help text: what it does and, for a value, its default."""
+        about = f"{self.about} (also {self.alias})" if self.alias else self.about
         if self.is_flag:
-            return self.about
+            return about
         shown = self.default_text(note=False).replace("`", "")
-        return f"{self.about} (default {shown})"
+        return f"{about} (default {shown})"
 
     def default_text(self, *, note: bool = True) -> str:
         if self.shown:
@@ -200,7 +201,7 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_DETAILS",
         _bool,
         False,
-        "add the per-op breakdown of every measurement to the report (also -v)",
+        "add the per-op breakdown of every measurement to the report",
         is_flag=True,
         alias="-v",
     ),

@@ -158,6 +158,7 @@ def test_help_states_the_default_written_once() -> None:
     assert BY_FIELD["rounds"].help == "measured rounds per callable (default 10)"
     assert BY_FIELD["tolerance"].help.endswith("(default 10)")
     assert "(default" not in BY_FIELD["strict"].help, "a flag is off unless given"
+    assert BY_FIELD["details"].help.endswith("to the report (also -v)")
 
 
 def test_the_table_renders_each_spec_once() -> None:
