@@ -20,29 +20,17 @@ class Column(StrEnum):
     LAUNCH_GAP_US = "launch gap µs"
 
 
+# What every session table starts with: the measurement and its figures.
+_MEASURED = (
+    Column.TEST,
+    Column.REGION,
+    Column.DEVICE,
+    Column.OPS,
+    Column.KERNELS,
+    Column.DEVICE_US,
+    Column.HOST_US,
+)
 # The terminal table; launch gap, work and baseline columns follow when any row has them.
-TERMINAL_COLUMNS = (
-    Column.TEST,
-    Column.REGION,
-    Column.DEVICE,
-    Column.OPS,
-    Column.KERNELS,
-    Column.DEVICE_US,
-    Column.HOST_US,
-    Column.ROUNDS,
-    Column.BUDGET,
-    Column.STATUS,
-)
+TERMINAL_COLUMNS = (*_MEASURED, Column.ROUNDS, Column.BUDGET, Column.STATUS)
 # The HTML table: every row has a baseline cell, shown before the budget.
-HTML_COLUMNS = (
-    Column.TEST,
-    Column.REGION,
-    Column.DEVICE,
-    Column.OPS,
-    Column.KERNELS,
-    Column.DEVICE_US,
-    Column.HOST_US,
-    Column.BASELINE,
-    Column.BUDGET,
-    Column.STATUS,
-)
+HTML_COLUMNS = (*_MEASURED, Column.BASELINE, Column.BUDGET, Column.STATUS)

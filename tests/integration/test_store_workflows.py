@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_neuronperf.backends.cpu import CpuBackend
+from pytest_neuronperf.baselines.store import file_name
+
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 MODULE = """
@@ -16,17 +19,15 @@ def test_a(neuron_profile):
     neuron_profile(torch.relu, torch.ones(256), name="relu")
 """
 
-FILE = Path(".neuronperf") / "cpu_x86_64.json"
-
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    import platform
-
-    if platform.machine() != "x86_64":
-        pytest.skip("file names below assume an x86_64 CPU")
     pytester.makepyfile(test_it=MODULE)
     return pytester
+
+
+# The file of this machine's CPU, wherever the suite runs.
+FILE = Path(".neuronperf") / file_name(CpuBackend().device_kind())
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -47,19 +48,20 @@ def test_a_baseline_that_is_not_utf8_is_refused_in_one_line_and_replaced_by_upda
     """Issue 15 item 11: it was an INTERNALERROR (UnicodeDecodeError), even under update."""
     path = project.path / FILE
     path.parent.mkdir()
+    # A test id with an e-acute in Latin-1: one byte 0xE9, not UTF-8.
     content = '{"schema_version": 1, "entries": {"test_it.py::test_caf\u00e9": {}}}'.encode(
         "latin-1"
     )
     path.write_bytes(content)
     result = run(project)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*neuronperf: baseline file *cpu_x86_64.json: is not UTF-8 text*"])
+    result.stderr.fnmatch_lines([f"*neuronperf: baseline file *{FILE.name}: is not UTF-8 text*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert path.read_bytes() == content
 
     result = run(project, "--neuron-profile-update")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*cpu_x86_64.json was unreadable (is not UTF-8 text*"])
+    result.stdout.fnmatch_lines([f"*{FILE.name} was unreadable (is not UTF-8 text*"])
     assert list(json.loads(path.read_text())["entries"]) == ["test_it.py::test_a"]
 
 
