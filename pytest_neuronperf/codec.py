@@ -17,7 +17,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import Any, Generic, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, Generic, Literal, Self, TypeVar, get_args, get_origin, get_type_hints
 
 from .errors import NeuronPerfError
 from .stats import Stats
@@ -121,6 +121,17 @@ def codec_of(cls: type[T]) -> Codec[T]:
     if found is None:
         found = _CODECS[cls] = Codec(cls)
     return found
+
+
+class Coded:
+    """``to_dict``/``from_dict`` through the class's plain codec, for a dataclass base."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return codec_of(type(self)).encode(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Self:
+        return codec_of(cls).decode(d)
 
 
 def encode_value(value: Any) -> Any:

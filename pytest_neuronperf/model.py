@@ -7,12 +7,11 @@ cross process boundaries (xdist workers) and land in files (baselines, reports).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, get_args, get_type_hints
 
-from .codec import codec_of, rule
+from .codec import Coded, rule
 from .stats import Stats
 
 
@@ -37,7 +36,7 @@ class BaselineStatus(StrEnum):
 
 
 @dataclass(frozen=True)
-class OpRow:
+class OpRow(Coded):
     """One top-level op name in a region: calls and device time per round."""
 
     name: str
@@ -46,13 +45,6 @@ class OpRow:
     share: float
     kernels: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return codec_of(OpRow).encode(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> OpRow:
-        return codec_of(cls).decode(d)
-
 
 # Reference workloads and figures in their units divide or multiply times: a zero or
 # negative one is damage, never a measurement.
@@ -60,7 +52,7 @@ _POSITIVE = rule(minimum=0.0, exclusive=True, nonempty=True)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Figures:
+class Figures(Coded):
     """What a region measured that its baseline entry (baselines/entry.py) keeps as well:
     the counts, one time sample per round and the reference workloads timed beside them.
     Declared once here for Measurement and Entry; codec.py writes and checks them."""
@@ -164,16 +156,9 @@ class Measurement(Figures):
     def op_sequence(self) -> Counter[str]:
         return Counter(self.op_counts)
 
-    def to_dict(self) -> dict[str, Any]:
-        return codec_of(Measurement).encode(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Measurement:
-        return codec_of(cls).decode(d)
-
 
 @dataclass(frozen=True)
-class Record:
+class Record(Coded):
     """A measurement with its verdict: what a worker sends the controller for the report."""
 
     measurement: Measurement
@@ -188,19 +173,12 @@ class Record:
     # holds, keep it byte for byte).
     rewrite_baseline: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        return codec_of(Record).encode(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Record:
-        return codec_of(cls).decode(d)
-
 
 Bound = Literal["compute", "memory"]
 
 
 @dataclass(frozen=True)
-class OpWork:
+class OpWork(Coded):
     """Work of one top-level op name in a region (summed over its calls)."""
 
     name: str
@@ -213,16 +191,9 @@ class OpWork:
     def bytes_moved(self) -> int:
         return self.bytes_read + self.bytes_written
 
-    def to_dict(self) -> dict[str, Any]:
-        return codec_of(OpWork).encode(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> OpWork:
-        return codec_of(cls).decode(d)
-
 
 @dataclass(frozen=True)
-class Work:
+class Work(Coded):
     """FLOPs and bytes of one execution of a region (see the module doc for the model)."""
 
     flops: int
@@ -243,13 +214,6 @@ class Work:
     def intensity(self) -> float:
         """FLOP per byte moved (0 when nothing moved)."""
         return intensity(self.flops, self.bytes_moved)
-
-    def to_dict(self) -> dict[str, Any]:
-        return codec_of(Work).encode(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Work:
-        return codec_of(cls).decode(d)
 
 
 def intensity(flops: float, bytes_moved: float) -> float:
