@@ -23,9 +23,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pytest_neuronperf.baselines.entry import SAMPLED, Entry
+from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import load
 from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.model import ROUND_SAMPLES as SAMPLED
 from pytest_neuronperf.model import Measurement, Record
 
 

@@ -33,7 +33,7 @@ import torch
 
 from pytest_neuronperf.backends import Backend, BackendUnavailable, select
 from pytest_neuronperf.measure.runner import Runner
-from pytest_neuronperf.model import Measurement, Record
+from pytest_neuronperf.model import Measurement, Record, Status
 from pytest_neuronperf.reports.terminal import measurement_detail, summary_table
 from pytest_neuronperf.trace.analysis import analyze_markers
 from pytest_neuronperf.trace.offline import report_trace
@@ -278,7 +278,7 @@ def run(
             ka > 0 and abs(ours - ka) <= 0.05 * ka,
             f"ours {ours:.1f} µs, key_averages self device {ka:.1f} µs",
         )
-    records = [Record(m, status="verify") for m in measurements.values()]
+    records = [Record(m, status=Status.MEASURED) for m in measurements.values()]
     result = {
         "backend": backend.name,
         "selection": note,

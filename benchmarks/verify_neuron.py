@@ -34,7 +34,7 @@ import sys
 import traceback
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,9 @@ from pytest_neuronperf.backends import BackendUnavailable, NeuronBackend, select
 from pytest_neuronperf.backends.neuron_events import backfill_rounds, key_averages_device_us
 from pytest_neuronperf.backends.neuron_sources import MARGIN, agreement
 from pytest_neuronperf.measure.runner import Runner
-from pytest_neuronperf.model import Measurement, Record
+from pytest_neuronperf.model import Measurement, Record, Status
 from pytest_neuronperf.reports.terminal import measurement_detail, summary_table
-from pytest_neuronperf.settings import DEFAULT_NEURON_CONFIG, Settings, parse_neuron_config
+from pytest_neuronperf.settings import DEFAULT_NEURON_CONFIG, defaults, parse_neuron_config
 
 HIDDEN = 4096
 ROWS = 256
@@ -136,7 +136,9 @@ def key_averages_check(
 def run(out: Path, rounds: int, warmup: int, neuron_config: str) -> int:
     out.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"platform": platform.platform(), "torch": str(torch.__version__)}
-    settings = Settings(backend="neuron", neuron_config=parse_neuron_config(neuron_config))
+    settings = replace(
+        defaults(), backend="neuron", neuron_config=parse_neuron_config(neuron_config)
+    )
     try:
         chosen, _ = select("neuron", settings)
     except BackendUnavailable as exc:
@@ -262,7 +264,7 @@ def _profile_files(root: Path | None) -> list[str]:
 
 
 def _print_table(measurements: dict[str, Measurement], sources: dict[str, Any]) -> None:
-    records = [Record(m, status="verify") for m in measurements.values()]
+    records = [Record(m, status=Status.MEASURED) for m in measurements.values()]
     if records:
         print(summary_table(records))
     print(

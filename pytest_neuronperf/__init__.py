@@ -6,15 +6,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .errors import NeuronPerfError
     from .fixture import NeuronProfile
     from .model import Measurement, OpRow, Record
     from .stats import Stats
 
 __version__ = "0.1.0"
-__all__ = ["Measurement", "NeuronProfile", "OpRow", "Record", "Stats", "__version__"]
+__all__ = [
+    "Measurement",
+    "NeuronPerfError",
+    "NeuronProfile",
+    "OpRow",
+    "Record",
+    "Stats",
+    "__version__",
+]
 
 # Loaded on first use: pytest imports this package for every run, measuring or not.
 _LAZY = {
+    "NeuronPerfError": ".errors",
     "NeuronProfile": ".fixture",
     "Measurement": ".model",
     "OpRow": ".model",

@@ -7,16 +7,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .errors import NeuronPerfError
 
 # Here rather than imported from .backends: that would load every backend module at pytest
 # start-up, for runs that never measure.
 BACKEND_NAMES = ("auto", "cpu", "cuda", "neuron")
 
 
-class SettingError(ValueError):
+class SettingError(NeuronPerfError, ValueError):
     pass
 
 
@@ -138,14 +140,50 @@ def parse_neuron_config(text: str) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class Spec:
+    """One setting, declared once: its names, its parser, its default (Settings holds
+    only the types), its --help text, and how the README's table shows it."""
+
     field: str
     cli: str
     ini: str
     env: str
     parse: Callable[[str], Any]
     default: Any
-    help: str
+    # What it does, for --help; the default is added from ``default`` (see help).
+    about: str
     is_flag: bool = False
+    # The README table: the value after ``=`` (``N``), another way to turn it on (``-v``),
+    # the default as a person reads it where the value is not that, and a note after it.
+    metavar: str = ""
+    alias: str = ""
+    shown: str = ""
+    note: str = ""
+
+    @property
+    def help(self) -> str:
+        """--help text: what it does and, for a value, its default."""
+        about = f"{self.about} (also {self.alias})" if self.alias else self.about
+        if self.is_flag:
+            return about
+        shown = self.default_text(note=False).replace("`", "")
+        return f"{about} (default {shown})"
+
+    def default_text(self, *, note: bool = True) -> str:
+        if self.shown:
+            text = self.shown
+        elif isinstance(self.default, bool):
+            text = "on" if self.default else "off"
+        elif self.default is None:
+            text = "none"
+        elif isinstance(self.default, str):
+            text = f"`{self.default}`"
+        else:
+            text = f"{self.default:g}"
+        return f"{text} ({self.note})" if note and self.note else text
+
+
+# The one setting read from the ini file only: a table of lines (work/peaks.py).
+PEAKS_INI = "neuron_profile_peaks"
 
 
 SPECS: tuple[Spec, ...] = (
@@ -168,6 +206,7 @@ SPECS: tuple[Spec, ...] = (
         _backend,
         "auto",
         "auto|cpu|cuda|neuron; auto picks neuron, then cuda, then cpu",
+        metavar="auto|cpu|cuda|neuron",
     ),
     Spec(
         "rounds",
@@ -176,7 +215,8 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_ROUNDS",
         _positive_int,
         10,
-        "measured rounds per callable (default 10)",
+        "measured rounds per callable",
+        metavar="N",
     ),
     Spec(
         "warmup",
@@ -185,7 +225,8 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_WARMUP",
         _non_negative_int,
         3,
-        "unmeasured warm-up calls before the rounds (default 3)",
+        "unmeasured warm-up calls before the rounds",
+        metavar="N",
     ),
     Spec(
         "window",
@@ -195,8 +236,9 @@ SPECS: tuple[Spec, ...] = (
         _seconds,
         1.0,
         "seconds over which a callable's host time is sampled: one sample per round, each "
-        "the median of the calls made in its share of the window (default 1; 0 times one "
-        "call per round)",
+        "the median of the calls made in its share of the window; 0 times one call per round",
+        metavar="SECONDS",
+        note="host time sampled over 1 s; 0: one call per round",
     ),
     Spec(
         "details",
@@ -205,8 +247,9 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_DETAILS",
         _bool,
         False,
-        "add the per-op breakdown of every measurement to the report (also -v)",
+        "add the per-op breakdown of every measurement to the report",
         is_flag=True,
+        alias="-v",
     ),
     Spec(
         "trace_dir",
@@ -216,6 +259,7 @@ SPECS: tuple[Spec, ...] = (
         _path,
         None,
         "write each measurement's Chrome trace (Perfetto, TensorBoard) into this directory",
+        metavar="DIR",
     ),
     Spec(
         "profile_dir",
@@ -224,8 +268,10 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_DIR",
         _path,
         None,
-        "directory of the baseline files, one per device kind (default .neuronperf at the "
-        "rootdir; a relative path is taken from the rootdir)",
+        "directory of the baseline files, one per device kind; a relative path is taken "
+        "from the rootdir",
+        metavar="DIR",
+        shown="`.neuronperf` at the rootdir",
     ),
     Spec(
         "update",
@@ -237,6 +283,7 @@ SPECS: tuple[Spec, ...] = (
         "record the baselines of the tests that ran (implies --neuron-profile); entries of "
         "other tests are kept, entries of tests known to be gone are removed",
         is_flag=True,
+        note="implies `--neuron-profile`",
     ),
     Spec(
         "pool",
@@ -250,6 +297,7 @@ SPECS: tuple[Spec, ...] = (
         "kept): a baseline over several processes does not carry one process's offset; "
         "'python -m pytest_neuronperf record --processes 3 -- ARGS' runs them",
         is_flag=True,
+        note="update, adding this run's rounds to the stored entries as one more process",
     ),
     Spec(
         "tolerance",
@@ -258,8 +306,11 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_TOLERANCE",
         parse_tolerance,
         0.10,
-        "time regression allowed against the baseline, in per cent (default 10); a test fails "
-        "only when the 95 per cent interval of the slowdown lies wholly above it",
+        "time regression allowed against the baseline, in per cent; a test fails only when "
+        "the 95 per cent interval of the slowdown lies wholly above it",
+        metavar="10%",
+        shown="`10`",
+        note="per cent",
     ),
     Spec(
         "strict",
@@ -281,6 +332,7 @@ SPECS: tuple[Spec, ...] = (
         "also gate host (wall) time against the baseline, not only device time (on cpu, "
         "where the device is the host, host time is the time gated in any case)",
         is_flag=True,
+        note="always on for CPU",
     ),
     Spec(
         "count_work",
@@ -291,6 +343,8 @@ SPECS: tuple[Spec, ...] = (
         True,
         "on|off: count FLOPs and bytes in one extra call per measurement (roofline, "
         "max_flops, the exact FLOPs/bytes baseline gate); off leaves time and counts only",
+        metavar="on|off",
+        note="count FLOPs and bytes",
     ),
     Spec(
         "reference",
@@ -302,6 +356,8 @@ SPECS: tuple[Spec, ...] = (
         "on|off: host-timed backends (cpu) time a fixed reference workload before each "
         "round and judge times against the baseline as multiples of it, allowing for a "
         "machine that runs slower or faster now; off compares raw times",
+        metavar="on|off",
+        note="CPU: judge times against the reference workload",
     ),
     Spec(
         "json_path",
@@ -312,6 +368,7 @@ SPECS: tuple[Spec, ...] = (
         None,
         "write every measurement, verdict and the environment as one JSON document "
         "(schema: pytest_neuronperf/reports/schemas/report-1.schema.json)",
+        metavar="PATH",
     ),
     Spec(
         "markdown_path",
@@ -322,6 +379,8 @@ SPECS: tuple[Spec, ...] = (
         None,
         "write the report as Markdown, regressions first (also appended to "
         "$GITHUB_STEP_SUMMARY when that is set)",
+        metavar="PATH",
+        note="also `$GITHUB_STEP_SUMMARY`",
     ),
     Spec(
         "html_path",
@@ -331,6 +390,7 @@ SPECS: tuple[Spec, ...] = (
         _path,
         None,
         "write a self-contained HTML report with per-op device-time charts",
+        metavar="PATH",
     ),
     Spec(
         "neuron_config",
@@ -340,33 +400,43 @@ SPECS: tuple[Spec, ...] = (
         parse_neuron_config,
         DEFAULT_NEURON_CONFIG,
         "neuron backend: NeuronConfig parameters, 'key=value' separated by ';', e.g. "
-        "'modes=RUNTIME; max_events_per_nc=2000000' (default modes=DEVICE,RUNTIME as "
-        "documented; DEVICE reserves about 5 GB of HBM on Trn2); see docs/neuron.md",
+        "'modes=RUNTIME; max_events_per_nc=2000000' (DEVICE mode reserves about 5 GB of HBM "
+        "on Trn2); see docs/neuron.md",
+        metavar="'K=V; ...'",
+        shown="`modes=DEVICE,RUNTIME`",
+        note="as documented",
     ),
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    enabled: bool = False
-    backend: str = "auto"
-    rounds: int = 10
-    warmup: int = 3
-    window: float = 1.0
-    details: bool = False
-    trace_dir: Path | None = None
-    profile_dir: Path | None = None
-    update: bool = False
-    pool: bool = False
-    tolerance: float = 0.10
-    strict: bool = False
-    compare_host: bool = False
-    count_work: bool = True
-    reference: bool = True
-    json_path: Path | None = None
-    markdown_path: Path | None = None
-    html_path: Path | None = None
-    neuron_config: tuple[tuple[str, str], ...] = DEFAULT_NEURON_CONFIG
+    """The resolved settings. Types only: each default is its Spec's, so it is written
+    once (resolve fills every field; ``defaults()`` is a run with nothing set)."""
+
+    enabled: bool
+    backend: str
+    rounds: int
+    warmup: int
+    window: float
+    details: bool
+    trace_dir: Path | None
+    profile_dir: Path | None
+    update: bool
+    pool: bool
+    tolerance: float
+    strict: bool
+    compare_host: bool
+    count_work: bool
+    reference: bool
+    json_path: Path | None
+    markdown_path: Path | None
+    html_path: Path | None
+    neuron_config: tuple[tuple[str, str], ...]
+
+
+def defaults() -> Settings:
+    return resolve({}, {}, env={})
 
 
 def resolve(
@@ -398,8 +468,7 @@ def resolve(
     if values.get("update"):
         # Recording baselines needs every fixture use measured, as --neuron-profile does.
         values["enabled"] = True
-    known = {f.name for f in fields(Settings)}
-    return Settings(**{k: v for k, v in values.items() if k in known})
+    return Settings(**values)
 
 
 def _parse(spec: Spec, raw: str, where: str) -> Any:
@@ -407,3 +476,17 @@ def _parse(spec: Spec, raw: str, where: str) -> Any:
         return spec.parse(raw)
     except ValueError as exc:
         raise SettingError(f"{where}={raw!r}: {exc}") from None
+
+
+def markdown_table() -> str:
+    """The README's settings table, rendered from SPECS (tests/unit/test_settings.py
+    holds the README to it)."""
+    rows = ["| option | ini | env | default |", "|---|---|---|---|"]
+    for s in SPECS:
+        option = f"`{s.cli}={s.metavar}`" if s.metavar else f"`{s.cli}`"
+        if s.alias:
+            option += f" (or `{s.alias}`)"
+        cells = [option, f"`{s.ini}`", f"`{s.env}`", s.default_text()]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    rows.append(f"| (ini only) | `{PEAKS_INI}` | - | built-in peaks, CPU calibrated |")
+    return "\n".join(rows) + "\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -32,6 +32,9 @@ class Stats:
     baseline comparison needs them to judge noise."""
 
     samples: tuple[float, ...]
+    # The summary a file showed beside these samples (codec.py), written back as it was:
+    # recomputed from samples rounded to 1 ns it can move by 1 ns, a diff on every update.
+    shown: Mapping[str, float] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Stats:
@@ -65,11 +68,15 @@ class Stats:
         return self.iqr / m if m and not math.isnan(m) else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        summary = {
             "median": _round(self.median),
             "min": _round(self.min),
             "max": _round(self.max),
             "iqr": _round(self.iqr),
+        }
+        return {
+            **summary,
+            **(self.shown or {}),
             "n": self.n,
             "samples": [_round(v) for v in self.samples],
         }
@@ -104,11 +111,14 @@ MIN_ROUNDS = 5
 _SEED = 20240917
 
 
+TimeVerdict = Literal["regressed", "improved", "same", "unjudged"]
+
+
 @dataclass(frozen=True)
 class TimeChange:
     """How a current sample compares with a baseline sample."""
 
-    verdict: str  # "regressed" | "improved" | "same" | "unjudged"
+    verdict: TimeVerdict
     ratio: float  # median(current) / median(baseline)
     low: float  # interval bounds of the ratio; equal to ratio when unjudged
     high: float
@@ -196,6 +206,7 @@ def compare_times(
             "are needed to judge time",
         )
     point, low, high = ratio_interval(baseline, current)
+    verdict: TimeVerdict
     if low > 1 + tolerance:
         verdict = "regressed"
     elif high < 1 / (1 + tolerance):

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import NeuronPerfError
+
 if TYPE_CHECKING:
     from ..settings import Settings
     from ..trace.analysis import Mode, RoundResult
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 Window = tuple[int, int]
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(NeuronPerfError, RuntimeError):
     """The requested backend cannot run here; the message says why and what to do."""
 
 

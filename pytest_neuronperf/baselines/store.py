@@ -12,17 +12,21 @@ diff of a few lines in code review.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-import tempfile
-from collections.abc import Iterable, Mapping
+import secrets
+import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import NeuronPerfError
 from ..names import safe_filename
 from .entry import Entry
+from .lock import LockTimeout, exclusive
 
 SCHEMA_VERSION = 1
 DEFAULT_DIR = ".neuronperf"
@@ -30,7 +34,7 @@ DEFAULT_DIR = ".neuronperf"
 Key = tuple[str, str]  # (test id, region)
 
 
-class BaselineError(ValueError):
+class BaselineError(NeuronPerfError, ValueError):
     """A baseline file that cannot be used; the message names the file and what to do."""
 
     def __init__(self, path: Path, reason: str) -> None:
@@ -89,19 +93,19 @@ def file_name(device_kind: str) -> str:
 def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> Baselines:
     """The baselines of ``device_kind`` under ``directory``; empty when there is no file.
 
-    A file that is not valid JSON, not our layout or for another device kind raises
+    A file that is not UTF-8 JSON, not our layout or for another device kind raises
     BaselineError, or with ``allow_damaged`` (an update that will rewrite it) comes back
     empty with ``damaged`` saying why. A newer schema always raises NewerSchemaError:
     rewriting it would throw away what the newer version recorded."""
     path = directory / file_name(device_kind)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return Baselines(path, device_kind)
     except OSError as exc:
         raise BaselineError(path, f"cannot be read ({exc.strerror or exc})") from None
     try:
-        return parse(text, path, device_kind)
+        return parse(_text(data, path), path, device_kind)
     except NewerSchemaError:
         raise
     except BaselineError as exc:
@@ -110,14 +114,27 @@ def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> B
         raise
 
 
+_FIX = (
+    "fix or delete it, or rerun with --neuron-profile-update to replace it with this "
+    "run's measurements"
+)
+
+
+def _text(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(
+            path, f"is not UTF-8 text (byte {exc.start}: {exc.reason}); {_FIX}"
+        ) from None
+
+
 def parse(text: str, path: Path, device_kind: str) -> Baselines:
-    fix = (
-        "fix or delete it, or rerun with --neuron-profile-update to replace it with this "
-        "run's measurements"
-    )
+    fix = _FIX
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
+        # ValueError besides JSONDecodeError: an integer past Python's 4300-digit limit.
         raise BaselineError(path, f"is not valid JSON ({exc}); {fix}") from None
     if not isinstance(data, dict):
         raise BaselineError(path, f"is not a pytest-neuronperf baseline file; {fix}")
@@ -164,20 +181,83 @@ def dumps(baselines: Baselines) -> str:
 def write(baselines: Baselines) -> None:
     """Replace the file in one step: readers see the old content or the new, never half.
     The temporary file sits in the same directory because a rename across file systems is
-    a copy, which is not atomic."""
+    a copy, which is not atomic. The file keeps its mode (and, where allowed, its owner);
+    a new one gets the umask's mode, as a file created in place would."""
     path = baselines.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        before: os.stat_result | None = path.stat()
+    except FileNotFoundError:
+        before = None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open applies the umask to 0o666; mkstemp would make it 0600 whatever the umask,
+    # which breaks a baseline shared between users (CI writing as root in a container).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(dumps(baselines))
             f.flush()
             os.fsync(f.fileno())
+        if before is not None:
+            _keep_owner_and_mode(tmp, before)
         os.replace(tmp, path)
     except BaseException:
         # Includes KeyboardInterrupt: the old file stays, the half-written one goes.
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def _keep_owner_and_mode(tmp: Path, before: os.stat_result) -> None:
+    if hasattr(os, "chown") and (before.st_uid, before.st_gid) != _owner(tmp):
+        # Root (CI in a container) may give the file back to its owner; others cannot.
+        with contextlib.suppress(OSError):
+            os.chown(tmp, before.st_uid, before.st_gid)
+    # After chown, which may clear the set-id bits.
+    os.chmod(tmp, stat.S_IMODE(before.st_mode))
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_uid, st.st_gid
+
+
+# How long an update waits for another one writing the same file (a slow disk).
+LOCK_TIMEOUT_S = 60.0
+
+
+def update_file(
+    directory: Path,
+    device_kind: str,
+    merge: Callable[[Baselines], Baselines | None],
+    *,
+    timeout: float = LOCK_TIMEOUT_S,
+) -> Baselines | None:
+    """Read the stored file, ``merge`` it and replace it, under a lock: two runs updating
+    one file at once each see the other's entries instead of losing them.
+
+    ``merge`` gets the file as stored now (a damaged one reads as empty, ``damaged`` set)
+    and returns the Baselines to write, or None to leave the file as it is. Returns what
+    was written. Raises BaselineError when the file cannot be read (a newer schema,
+    permissions), the lock is not had within ``timeout`` seconds, or writing fails (an
+    OSError such as a read-only directory); the file is then as it was."""
+    path = directory / file_name(device_kind)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        # The directory is locked, not the file: the file is replaced, a new inode each time.
+        with exclusive(directory, timeout):
+            current = load(directory, device_kind, allow_damaged=True)
+            result = merge(current)
+            if result is not None:
+                write(result)
+            return result
+    except LockTimeout:
+        raise BaselineError(
+            path,
+            f"is being updated by another run: its directory stayed locked for {timeout:g} s "
+            "(a lock is released when the run holding it exits); try again",
+        ) from None
+    except OSError as exc:
+        raise BaselineError(path, f"cannot be written ({exc.strerror or exc})") from None
 
 
 def _dump(value: Any, level: int) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..names import module_of
 from .entry import Entry
-from .store import Baselines, Key
+from .store import Baselines, Key, update_file
 
 
 def stale(
@@ -89,6 +89,30 @@ def plan_update(
         tuple(removed),
         tuple(pooled),
     )
+
+
+def write_update(
+    directory: Path,
+    device_kind: str,
+    measured: Mapping[Key, tuple[Entry, bool]],
+    stale_keys: Iterable[Key],
+    *,
+    pool: bool = False,
+) -> UpdatePlan:
+    """--neuron-profile-update of one file, start to end: under its directory's lock, read it as
+    stored now (entries written meanwhile by another run survive; a damaged file reads as
+    empty), plan the update against it (plan_update) and replace the file when the plan
+    touches it. Returns the plan; BaselineError when it could not be read or written,
+    the file then left as it was."""
+    stale_keys = tuple(stale_keys)
+    plans: list[UpdatePlan] = []
+
+    def merge(current: Baselines) -> Baselines | None:
+        plans.append(plan_update(current, measured, stale_keys, pool=pool))
+        return plans[-1].result if plans[-1].touches_file else None
+
+    update_file(directory, device_kind, merge)
+    return plans[-1]
 
 
 def partially_selected(args: Iterable[str], invocation_dir: Path, rootpath: Path) -> set[str]:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..model import Measurement, Record
+from ..model import Measurement, Record, Status
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
 from ..trace.offline import TraceReport, report_trace
@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def render(report: TraceReport) -> str:
-    records = [Record(r.measurement, status="trace") for r in report.regions]
+    records = [Record(r.measurement, status=Status.TRACE) for r in report.regions]
     lines = [
         f"neuronperf report: {report.source} ({report.mode} mode, {report.device_kind})",
         summary_table(records),

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from ..errors import NeuronPerfError
 from ..settings import parse_tolerance
 
 if TYPE_CHECKING:
     from ..model import Measurement
 
 
-class BudgetError(ValueError):
+class BudgetError(NeuronPerfError, ValueError):
     """A marker that cannot be honoured; raised at collection, before anything runs."""
 
 

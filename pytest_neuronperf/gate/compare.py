@@ -8,19 +8,16 @@ from dataclasses import dataclass, replace
 
 from ..baselines.entry import Entry
 from ..measure.reference import against_reference
-from ..model import Measurement
-from ..stats import Stats, TimeChange, compare_times
+from ..model import BaselineStatus, Measurement
+from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.analysis import op_diff_text
 
-STATUSES = ("new", "same", "changed", "improved", "regressed")
 _PREFIX = "neuronperf baseline"
 
 
 @dataclass(frozen=True)
 class Comparison:
-    # new: no entry; regressed: fails the test; improved: fewer ops/kernels or credibly
-    # faster; changed: other ops at the same count; same: nothing credible moved.
-    status: str
+    status: BaselineStatus
     failures: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     device: TimeChange | None = None
@@ -65,7 +62,7 @@ def compare(
                 "--neuron-profile-strict is on; record it with "
                 "pytest --neuron-profile --neuron-profile-update",
             )
-        return Comparison("new", failures)
+        return Comparison(BaselineStatus.NEW, failures)
     fails: list[str] = []
     gains: list[str] = []
     notes: list[str] = []
@@ -119,15 +116,15 @@ def compare(
     if then_torch and now_torch and then_torch != now_torch:
         notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if fails:
-        status = "regressed"
+        status = BaselineStatus.REGRESSED
     elif gains:
-        status = "improved"
+        status = BaselineStatus.IMPROVED
     elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
-        status = "changed"
+        status = BaselineStatus.CHANGED
     else:
-        status = "same"
+        status = BaselineStatus.SAME
     needs_write = (
-        status != "same"
+        status != BaselineStatus.SAME
         or entry.environment != m.environment
         or entry.rounds != m.rounds
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
@@ -198,7 +195,7 @@ def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChang
         return first
     # The one nearer no change, on a log scale, is the one the verdict rests on.
     nearer = min((first, second), key=_distance)
-    verdict = first.verdict if first.verdict == second.verdict else "same"
+    verdict: TimeVerdict = first.verdict if first.verdict == second.verdict else "same"
     reason = ", ".join(f"{kind} {c.percent()}" for kind, c in against)
     return replace(nearer, verdict=verdict, reason=reason)
 

@@ -20,6 +20,7 @@ from statistics import median
 from typing import Any
 
 from ..backends import Backend, Window
+from ..errors import NeuronPerfError
 from ..markers import PRIME, marker_name
 from ..model import Measurement
 from ..names import safe_filename
@@ -33,7 +34,7 @@ from .settle import Settled, page_faults, settle
 from .window import RECORD_WINDOWS, HostSamples, pooled, sample_host
 
 
-class MeasureError(RuntimeError):
+class MeasureError(NeuronPerfError, RuntimeError):
     """Misuse of the measuring API (not a failure of the measured code)."""
 
 

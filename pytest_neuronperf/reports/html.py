@@ -9,6 +9,7 @@ from html import escape
 
 from ..model import OpRow, Record
 from ..trace.analysis import op_diff
+from .columns import HTML_COLUMNS
 from .markdown import is_problem, ordered
 from .terminal import device_cell, header_line
 
@@ -127,24 +128,12 @@ def render(
             + (f"<p>Op diff against the baseline:</p><ul>{diff_html}</ul>" if diff else "")
             + "</section>"
         )
-    heads = [
-        "test",
-        "region",
-        "device",
-        "ops",
-        "kernels",
-        "device µs",
-        "host µs",
-        "baseline",
-        "budget",
-        "status",
-    ]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>neuronperf report</title><style>{_CSS}</style></head><body>"
         f"<h1>{escape(header_line(records, note))}</h1>"
         "<table><thead><tr>"
-        + "".join(f"<th>{h}</th>" for h in heads)
+        + "".join(f"<th>{h}</th>" for h in HTML_COLUMNS)
         + "</tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table>"

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..measure.settle import SETTLED_FAULTS
-from ..model import Measurement, Record
+from ..model import BaselineStatus, Measurement, Record
+from .columns import TERMINAL_COLUMNS, Column
 
 if TYPE_CHECKING:
     from ..baselines.store import Key
@@ -63,21 +64,10 @@ def summary_table(records: Sequence[Record]) -> str:
                 r.status,
             ]
         )
-    headers = [
-        "test",
-        "region",
-        "device",
-        "ops",
-        "kernels",
-        "device µs",
-        "host µs",
-        "rounds",
-        "budget",
-        "status",
-    ]
+    headers: list[str] = list(TERMINAL_COLUMNS)
     if any(r.measurement.launch_gap_us for r in records):
         # What "framework vs runtime vs hardware" turns on: how long kernels wait to start.
-        headers.append("launch gap µs")
+        headers.append(Column.LAUNCH_GAP_US)
         for row, r in zip(rows, records, strict=True):
             gaps = r.measurement.launch_gap_us
             row.append(_us(gaps.median) if gaps else "-")
@@ -86,7 +76,7 @@ def summary_table(records: Sequence[Record]) -> str:
         for row, r in zip(rows, records, strict=True):
             row.extend(work_cells(r.measurement))
     if any(r.baseline for r in records):
-        headers.append("baseline")
+        headers.append(Column.BASELINE)
         for row, r in zip(rows, records, strict=True):
             row.append(r.baseline_cell or r.baseline or "-")
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
@@ -106,11 +96,10 @@ def baseline_footer(
     damaged: str = "",
 ) -> list[str]:
     """What happened to the baselines and what to run next, one line each."""
-    by_status = Counter(r.baseline for r in records if r.baseline)
+    by_status: Counter[str] = Counter(r.baseline for r in records if r.baseline)
     lines = []
     if by_status:
-        order = ("new", "same", "changed", "improved", "regressed")
-        counts = ", ".join(f"{by_status[s]} {s}" for s in order if by_status[s])
+        counts = ", ".join(f"{by_status[s]} {s}" for s in BaselineStatus if by_status[s])
         lines.append(f"neuronperf baselines {path}: {counts}")
     if damaged:
         lines.append(f"{path} was unreadable ({damaged}); --neuron-profile-update replaces it")

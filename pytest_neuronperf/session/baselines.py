@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ..baselines.entry import Entry
-from ..baselines.store import DEFAULT_DIR, BaselineError, Baselines, Key, load, write
-from ..baselines.update import UpdatePlan, partially_selected, plan_update, stale
-from ..model import Measurement, OpRow, Record
+from ..baselines.store import DEFAULT_DIR, BaselineError, Baselines, Key, load
+from ..baselines.update import UpdatePlan, partially_selected, stale, write_update
+from ..model import Measurement, OpRow, Record, Status
 from ..names import module_of
 from ..settings import Settings
 
@@ -22,7 +22,7 @@ from ..settings import Settings
 # run that was interrupted, crashed or misconfigured leaves the previous baselines alone.
 WRITE_ON_EXIT = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 # Statuses of a test that passed on its own terms: only those say what a test now measures.
-PASSED_STATUSES = ("ok", "measured")
+PASSED_STATUSES = (Status.OK, Status.MEASURED)
 
 
 @dataclass
@@ -122,20 +122,12 @@ class BaselineSession:
             self.not_written = "--collect-only ran no tests"
             return True
         try:
-            # Read again: the stored file, not the one this run started with, is what the
-            # update applies to, so entries written meanwhile by another run survive.
-            current = load(self.store.path.parent, self.store.device_kind, allow_damaged=True)
-        except BaselineError as exc:  # damaged meanwhile, or unreadable (store.load)
-            self.not_written = str(exc)
-            return False
-        self.plan = plan_update(current, passed, self.stale, pool=self.settings.pool)
-        if not self.plan.touches_file:
-            return True
-        try:
-            write(self.plan.result)
-        except OSError as exc:
-            self.plan = None
-            self.not_written = f"writing {self.shown(self.store.path)} failed ({_reason(exc)})"
+            # Under the directory's lock, against the file as stored now: entries written
+            # meanwhile by another run survive (baselines/update.py write_update).
+            d, kind = self.store.path.parent, self.store.device_kind
+            self.plan = write_update(d, kind, passed, self.stale, pool=self.settings.pool)
+        except BaselineError as exc:  # unreadable, locked too long, or not writable
+            self.not_written = f"{self.shown(exc.path)}: {exc.reason}"
             return False
         return True
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ..measure.progress import Writer
-from ..model import Record
+from ..model import Record, Status
 from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
 from ..reports.write import write_reports
 from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
@@ -101,7 +101,7 @@ class Controller:
         if not records:
             return
         if not self.settings.enabled:
-            over = [r for r in records if r.status == "over budget"]
+            over = [r for r in records if r.status == Status.OVER_BUDGET]
             terminalreporter.write_line(
                 f"neuronperf: {len(records)} budgeted measurements, {len(over)} over budget "
                 "(run with --neuron-profile for the report)"

@@ -191,8 +191,9 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         (f"{prefix}.device_us", round(m.device_us.median, 3)),
         (f"{prefix}.host_us", round(m.host_us.median, 3)),
         (f"{prefix}.device_kind", m.device_kind),
-        (f"{prefix}.status", record.status),
-        (f"{prefix}.baseline", record.baseline_cell or record.baseline or "-"),
+        # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
+        (f"{prefix}.status", str(record.status)),
+        (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
     ]
 
 

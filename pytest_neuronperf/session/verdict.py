@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..baselines.entry import Entry
 from ..gate.budget import Budget, check, tolerance_for
 from ..gate.compare import Comparison, compare
-from ..model import Measurement, Record
+from ..model import Measurement, Record, Status
 from ..settings import Settings
 
 
@@ -80,11 +80,11 @@ def judge(
         failed = tuple(v.sentence for v in violations if v.region == m.region)
         # The status column tells the budget's story; the baseline column tells its own.
         if failed:
-            status = "over budget"
+            status = Status.OVER_BUDGET
         elif not passed:
-            status = "test failed"
+            status = Status.TEST_FAILED
         else:
-            status = "ok" if mine else "measured"
+            status = Status.OK if mine else Status.MEASURED
         c = comparisons.get(m.region)
         records.append(
             Record(

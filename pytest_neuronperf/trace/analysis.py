@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..errors import NeuronPerfError
 from ..markers import COMPILED_PREFIX
 from ..model import Measurement, OpRow
 from ..stats import Stats, median
@@ -105,7 +106,7 @@ class RoundResult:
     compiles: int = 0
 
 
-class AnalysisError(ValueError):
+class AnalysisError(NeuronPerfError, ValueError):
     pass
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..errors import NeuronPerfError
+
 _INF = float("inf")
 
 
@@ -71,7 +73,7 @@ class Event:
         return self.start_us + self.dur_us
 
 
-class TraceError(ValueError):
+class TraceError(NeuronPerfError, ValueError):
     """A trace that cannot be read; the message names the file and what is wrong."""
 
 

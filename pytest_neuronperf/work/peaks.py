@@ -32,11 +32,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-INI_KEY = "neuron_profile_peaks"
+from ..errors import NeuronPerfError
+from ..settings import PEAKS_INI
+
+INI_KEY = PEAKS_INI
 _EXAMPLE = "cuda:NVIDIA H200 = 989e12, 4.8e12"
 
 
-class PeaksError(ValueError):
+class PeaksError(NeuronPerfError, ValueError):
     """A peaks setting that cannot be used; the message names it and says what to write."""
 
 

@@ -75,7 +75,7 @@ def test_unwritable_baseline_directory(
         [
             "*= neuronperf =*",
             "test_it.py::test_a *work*",
-            f"baselines NOT written: writing .neuronperf/{path.name} failed (*); "
+            f"baselines NOT written: .neuronperf/{path.name}: cannot be written (*); "
             f".neuronperf/{path.name} is left as it was",
             "*= 1 passed in *",
         ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,12 +119,12 @@ def test_live_rmsnorm_on_neuron() -> None:
     import torch
 
     from pytest_neuronperf.measure.runner import Runner
-    from pytest_neuronperf.settings import Settings
+    from pytest_neuronperf.settings import defaults
 
     def naive(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
 
-    backend, _ = select("neuron", Settings(backend="neuron"))
+    backend, _ = select("neuron", replace(defaults(), backend="neuron"))
     x, w = torch.randn(16, 256).to("neuron"), torch.randn(256).to("neuron")
     _, m = Runner(backend).measure_callable(
         naive, (x, w), {}, test_id="t", name="naive", warmup=3, rounds=5

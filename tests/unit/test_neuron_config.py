@@ -11,6 +11,7 @@ real class lives in torch-neuronx, which is not installable here.
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from pytest_neuronperf.backends.neuron_config import (
     environment_conflict,
     runtime_plan,
 )
-from pytest_neuronperf.settings import DEFAULT_NEURON_CONFIG, SettingError, Settings, resolve
+from pytest_neuronperf.settings import DEFAULT_NEURON_CONFIG, SettingError, defaults, resolve
 
 
 class ProfileMode(enum.Enum):
@@ -169,7 +170,7 @@ def test_inspect_enable_conflicts_with_torch_profiler(monkeypatch: pytest.Monkey
     # The guard runs first in the backend's start-up checks, before torch-neuronx is needed.
     monkeypatch.setenv("NEURON_RT_INSPECT_ENABLE", "1")
     with pytest.raises(BackendMisconfigured, match="NEURON_RT_INSPECT_ENABLE=1"):
-        NeuronBackend().configure(Settings(backend="neuron"))
+        NeuronBackend().configure(replace(defaults(), backend="neuron"))
 
 
 def test_setting_from_each_source() -> None:

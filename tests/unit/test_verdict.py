@@ -10,7 +10,7 @@ from pytest_neuronperf.gate.budget import neuron_budget
 from pytest_neuronperf.gate.compare import Comparison
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.session.verdict import compare_one, judge
-from pytest_neuronperf.settings import Settings
+from pytest_neuronperf.settings import Settings, defaults
 from pytest_neuronperf.stats import Stats
 
 TIMES = [100.0 + i for i in range(10)]
@@ -180,17 +180,17 @@ def test_compare_host_setting_reaches_the_comparison() -> None:
 
 def test_strict_and_marker_tolerance_reach_the_comparison() -> None:
     m = measurement()
-    settings = Settings(strict=True)
+    settings = replace(defaults(), strict=True)
     c = compare_one(None, m, (), settings, host_timed=True, where="b.json")
     assert c.status == "new" and "has no baseline in b.json" in c.failures[0]
-    assert compare_one(None, m, (), Settings(), host_timed=True, where="b.json").failures == ()
+    assert compare_one(None, m, (), defaults(), host_timed=True, where="b.json").failures == ()
     # Twice the time: regressed at the session's 10%, not under a marker's 900% for "r".
     base, slower = Entry.of(m), measurement(host=SLOWER)
     lenient = (neuron_budget(tolerance=900, region="r"),)
-    assert compare_one(base, slower, (), Settings(), host_timed=True, where="").failures
-    assert not compare_one(base, slower, lenient, Settings(), host_timed=True, where="").failures
+    assert compare_one(base, slower, (), defaults(), host_timed=True, where="").failures
+    assert not compare_one(base, slower, lenient, defaults(), host_timed=True, where="").failures
     other = (neuron_budget(tolerance=900, region="other"),)
-    assert compare_one(base, slower, other, Settings(), host_timed=True, where="").failures
+    assert compare_one(base, slower, other, defaults(), host_timed=True, where="").failures
 
 
 def test_reference_setting_reaches_the_comparison() -> None:

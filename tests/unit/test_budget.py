@@ -1,0 +1,142 @@
+"""The neuron_budget marker: validation, and each limit made to pass and to fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_neuronperf.gate.budget import (
+    Budget,
+    BudgetError,
+    budget_from_marker,
+    check,
+    neuron_budget,
+    tolerance_for,
+)
+from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.stats import Stats
+
+# Nine steady rounds and one preempted 10x over: the median is 100, the worst round 1000.
+ROUNDS = [100.0] * 9 + [1000.0]
+
+
+def measurement(region: str = "r", **changes: Any) -> Measurement:
+    values: dict[str, Any] = dict(
+        test_id="t.py::t",
+        region=region,
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=3,
+        kernels=4,
+        op_counts={"aten::mul": 3},
+        kernel_counts={"aten::mul": 4},
+        device_us=Stats.of(ROUNDS),
+        host_us=Stats.of([r / 2 for r in ROUNDS]),
+        rounds=len(ROUNDS),
+    )
+    values.update(changes)
+    return Measurement(**values)
+
+
+def metrics(budget: Budget, *ms: Measurement) -> list[tuple[str, str, float | None]]:
+    return [(v.region, v.metric, v.value) for v in check(budget, list(ms) or [measurement()])]
+
+
+@pytest.mark.parametrize(("metric", "median"), [("max_device_us", 100.0), ("max_host_us", 50.0)])
+def test_time_budgets_are_judged_on_the_median_not_the_worst_round(
+    metric: str, median: float
+) -> None:
+    def limit(value: float) -> Budget:
+        return budget_from_marker((), {metric: value}, "t.py::t")
+
+    # Above the median, below the worst round: one preempted round does not fail a test.
+    assert metrics(limit(median * 2)) == []
+    assert metrics(limit(median)) == [], "a limit equal to the median holds"
+    # Below the median: fails, and the sentence names the median and the rounds.
+    (v,) = check(limit(median * 0.9), [measurement()])
+    assert (v.metric, v.value, v.limit) == (metric, median, median * 0.9)
+    what = "device" if metric == "max_device_us" else "host"
+    assert v.sentence == (
+        f"neuron_budget: region 'r' took {median:.1f} µs of {what} time (median of 10 rounds), "
+        f"budget {metric}={median * 0.9:g}"
+    )
+
+
+def test_count_budgets_fail_above_and_hold_at_the_limit() -> None:
+    assert metrics(neuron_budget(max_ops=3, max_kernels=4)) == []
+    assert metrics(neuron_budget(max_ops=2, max_kernels=3)) == [
+        ("r", "max_ops", 3),
+        ("r", "max_kernels", 4),
+    ]
+
+
+def test_compile_budgets_count_zero_and_give_dynamos_reasons() -> None:
+    m = measurement(graph_breaks=1, recompiles=0, compile_notes=("graph break: print()",))
+    assert metrics(neuron_budget(max_recompiles=0), m) == []
+    (v,) = check(neuron_budget(max_graph_breaks=0), [m])
+    assert v.sentence == (
+        "neuron_budget: region 'r' had 1 graph breaks, budget max_graph_breaks=0 "
+        "(graph break: print())"
+    )
+
+
+def test_a_region_budget_applies_to_that_region_only() -> None:
+    small, big = measurement("small", ops=1), measurement("big", ops=9)
+    assert metrics(neuron_budget(max_ops=1, region="small"), small, big) == []
+    assert metrics(neuron_budget(max_ops=1), small, big) == [("big", "max_ops", 9)]
+    (v,) = check(neuron_budget(max_ops=1, region="gone"), [small, big])
+    assert v.sentence == (
+        "neuron_budget: region 'gone' was never measured; the test measured 'small', 'big'"
+    )
+
+
+def test_a_test_that_measured_nothing_fails_its_budget() -> None:
+    (v,) = check(neuron_budget(max_ops=1), [])
+    assert v.metric == "measured" and "measured nothing" in v.sentence
+
+
+def test_flops_budget_needs_counted_work() -> None:
+    (v,) = check(neuron_budget(max_flops=10), [measurement()])
+    assert v.metric == "max_flops" and v.value is None and "not counted" in v.sentence
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_ops": 0}, "max_ops=0: expected a whole number >= 1"),
+        ({"max_kernels": 1.5}, "max_kernels=1.5: expected a whole number >= 1"),
+        ({"max_ops": True}, "max_ops=True: expected a whole number >= 1"),
+        ({"max_graph_breaks": -1}, "max_graph_breaks=-1: expected a whole number >= 0"),
+        ({"max_device_us": 0}, "max_device_us=0: expected a number of microseconds > 0"),
+        ({"max_host_us": float("inf")}, "max_host_us=inf: expected a number of microseconds"),
+        ({"max_flops": -1}, "max_flops=-1: expected a number of FLOPs > 0"),
+        ({"min_roofline_fraction": 1.5}, "min_roofline_fraction=1.5: expected a fraction"),
+        ({"region": ""}, "region='': expected the name of a measurement"),
+        ({"tolerance": 0.1}, "tolerance=0.1: 0.1 is ambiguous"),
+    ],
+)
+def test_bad_limits_are_refused_with_what_to_write(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(BudgetError) as info:
+        neuron_budget(**kwargs)
+    assert message in str(info.value)
+
+
+def test_the_marker_takes_known_keywords_only() -> None:
+    with pytest.raises(BudgetError, match=r"t\.py::t: neuron_budget takes keyword arguments only"):
+        budget_from_marker((5,), {}, "t.py::t")
+    with pytest.raises(BudgetError, match="neuron_budget has no argument max_op; known: "):
+        budget_from_marker((), {"max_op": 5}, "t.py::t")
+    with pytest.raises(BudgetError, match=r"t.py::t: neuron_budget max_ops=0"):
+        budget_from_marker((), {"max_ops": 0}, "t.py::t")
+    assert budget_from_marker((), {"max_ops": 5}, "t.py::t") == Budget(max_ops=5)
+
+
+def test_describe_and_tolerance_for() -> None:
+    b = neuron_budget(max_ops=5, max_device_us=2.5, tolerance="25%", region="r")
+    assert b.describe() == "max_device_us=2.5, max_ops=5, tolerance=25%, region='r'"
+    assert neuron_budget().describe() == "measure only"
+    general = neuron_budget(tolerance=50)
+    assert tolerance_for([general, b], "r", 0.1) == 0.25, "the region's own wins"
+    assert tolerance_for([general, b], "other", 0.1) == 0.5
+    assert tolerance_for([], "r", 0.1) == 0.1
