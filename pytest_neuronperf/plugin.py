@@ -420,11 +420,15 @@ class NeuronPerfPlugin:
         from .reports import json as report_json
         from .reports import markdown as report_markdown
         from .reports.json import write_atomic
+        from .reports.provenance import collect
 
         s, note = self.settings, self.backend_note
         root = self.config.rootpath
+        where = collect(root) if s.json_path is not None or s.html_path is not None else None
         if s.json_path is not None:
-            doc = report_json.document(self.records, backend_note=note, exit_status=exitstatus)
+            doc = report_json.document(
+                self.records, backend_note=note, exit_status=exitstatus, provenance=where
+            )
             write_atomic(root / s.json_path, report_json.dumps(doc))
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if s.markdown_path is not None or summary:
@@ -442,7 +446,8 @@ class NeuronPerfPlugin:
                     entry = self.baselines.get(m.test_id, m.region)
                     if entry is not None:
                         stored[(m.test_id, m.region)] = (entry.per_op, entry.op_counts)
-            write_atomic(root / s.html_path, report_html.render(self.records, note, stored))
+            page = report_html.render(self.records, note, stored, provenance=where)
+            write_atomic(root / s.html_path, page)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
