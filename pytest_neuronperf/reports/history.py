@@ -142,6 +142,7 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
                     text_anchor="middle",
                     fill=svg.AXIS,
                     font_size=10,
+                    class_="tick-x",
                 )
             )
     for i, before, after in s.ops_changes():

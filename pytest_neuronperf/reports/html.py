@@ -22,6 +22,7 @@ from .status import (
     conditions,
     counts,
     failed,
+    in_failed_tests,
     status_of,
 )
 from .terminal import device_cell, header_line, work_cells
@@ -139,13 +140,8 @@ def _chip(status: str) -> str:
 def _chips(r: Record) -> str:
     """The worst status, and beside it the others that failed too."""
     worst, *rest = conditions(r)
-    return " ".join(_chip(s) for s in [worst, *(s for s in rest if s in FAILED)])
-
-
-_TEST_FAILED = (
-    "the test itself failed (an assertion or an exception after the measurement): "
-    "see pytest's output"
-)
+    also = [s for s in rest if s in FAILED or s == "test failed"]
+    return " ".join(_chip(s) for s in [worst, *also])
 
 
 def _anchor(i: int) -> str:
@@ -177,6 +173,17 @@ def _summary(records: Sequence[Record], index: Mapping[int, int]) -> str:
         what = (
             f'<p class="all-good">Nothing failed: {len(records)} regions within budget '
             "and baseline.</p>"
+        )
+    others = in_failed_tests(records)
+    if others:
+        names = ", ".join(
+            f'<a href="#{_anchor(index[id(r)])}"><code>{escape(r.measurement.region)}</code></a>'
+            f" ({escape(r.measurement.test_id.rsplit('::', 1)[-1])})"
+            for r in others
+        )
+        what += (
+            '<p class="note">Measured in tests that failed otherwise (another region\'s '
+            f"verdict, an assertion or an exception; pytest's output says which): {names}</p>"
         )
     return f'<section id="summary"><div class="counts">{boxes}</div>{what}</section>'
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..model import Record
 from . import svg
-from .status import colour, status_of
+from .status import ORDER, colour, status_of
 
 ROOF = "#111827"
 W, H = 820, 440
@@ -108,8 +108,9 @@ def plot(pts: Sequence[Point], rfs: Sequence[Roof], label: str = "roofline") -> 
     labels = svg.Labels(W - RIGHT, H - BOTTOM)
     for i, roof in enumerate(rfs):
         body += _roof(roof, x, y, labels, dashed=i > 0)
-    # Regions last, so they sit on top of their ops; they get the free label spots first.
-    ordered = sorted(pts, key=lambda p: not p.op)
+    # Ops first, then regions best to worst: a failed region is drawn on top of any other
+    # at the same spot, and regions get the free label spots first.
+    ordered = sorted(pts, key=lambda p: (not p.op, -ORDER.index(p.status)))
     for p in ordered:
         px, py = x(p.intensity), y(p.flops_per_s)
         fill = colour(p.status)
@@ -177,11 +178,31 @@ def _axes(x: svg.LogScale, y: svg.LogScale) -> list[str]:
     for t in x.ticks():
         px = x(t)
         out.append(svg.el("line", x1=px, y1=TOP, x2=px, y2=H - BOTTOM, stroke=svg.GRID))
-        out.append(svg.text(px, H - BOTTOM + 16, svg.si(t), text_anchor="middle", fill=svg.AXIS))
+        out.append(
+            svg.text(
+                px,
+                H - BOTTOM + 16,
+                svg.si(t),
+                text_anchor="middle",
+                fill=svg.AXIS,
+                class_="tick-x",
+                data_value=f"{t:g}",
+            )
+        )
     for t in y.ticks():
         py = y(t)
         out.append(svg.el("line", x1=LEFT, y1=py, x2=W - RIGHT, y2=py, stroke=svg.GRID))
-        out.append(svg.text(LEFT - 6, py + 4, svg.si(t), text_anchor="end", fill=svg.AXIS))
+        out.append(
+            svg.text(
+                LEFT - 6,
+                py + 4,
+                svg.si(t),
+                text_anchor="end",
+                fill=svg.AXIS,
+                class_="tick-y",
+                data_value=f"{t:g}",
+            )
+        )
     out.append(
         svg.el(
             "rect",

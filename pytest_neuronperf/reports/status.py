@@ -22,7 +22,9 @@ ORDER = (
     "same",
     "ok",
 )
-FAILED = frozenset({"regressed", "over budget", "test failed"})
+# What failed on performance. A "test failed" region is fine itself: its test failed for
+# another reason (another region's verdict, an assertion), which pytest's output tells.
+FAILED = frozenset({"regressed", "over budget"})
 # The summary always shows these, zero or not, so a reader learns that none regressed.
 ALWAYS_COUNTED = ("regressed", "over budget", "improved", "new", "same")
 
@@ -82,6 +84,10 @@ def failed(records: Sequence[Record]) -> list[Record]:
     """Regions that failed, worst status first, each in run order."""
     bad = [r for r in records if status_of(r) in FAILED]
     return sorted(bad, key=lambda r: ORDER.index(status_of(r)))
+
+
+def in_failed_tests(records: Sequence[Record]) -> list[Record]:
+    return [r for r in records if status_of(r) == "test failed"]
 
 
 def by_status(records: Sequence[Record]) -> list[Record]:

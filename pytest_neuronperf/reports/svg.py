@@ -190,7 +190,8 @@ class Labels:
         """(x, y, text-anchor) of the label's baseline for a point at (x, y)."""
         w, h = len(label) * CHAR_W, FONT + 2.0
         candidates: list[tuple[float, float, str]] = []
-        for dy in (0.0, 12.0, -12.0, 24.0, -24.0, 36.0, -36.0):
+        for k in range(9):
+            dy = h * ((k + 1) // 2) * (1 if k % 2 else -1)
             candidates.append((x + gap, y + 4 + dy, "start"))
             candidates.append((x - gap, y + 4 + dy, "end"))
         for lx, ly, anchor in candidates:
