@@ -9,7 +9,7 @@ slower outside the noise (bootstrap interval of the ratio of medians, stats.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -22,6 +22,8 @@ DEVICE = "#2563eb"
 HOST = "#0d9488"
 OPS = "#475569"
 FASTEST = "#15803d"
+# An op count that moved against the baseline: (fewer, more).
+CHANGED = ("#15803d", "#dc2626")
 LABEL_W, PANEL_W, RANK_W, ROW_H, HEAD_H = 330, 230, 170, 22, 22
 _SEPARATORS = re.compile(r"[_.\-/]")
 
@@ -187,7 +189,9 @@ def _time_panel(
     return body
 
 
-def chart(group: Group) -> str:
+def chart(group: Group, was: Mapping[tuple[str, str], int] | None = None) -> str:
+    """``was``: the baseline's op count per (test id, region), shown where it changed."""
+    was = was or {}
     rows = group.members
     names = labels(rows)
     width = LABEL_W + 3 * PANEL_W + RANK_W
@@ -202,7 +206,7 @@ def chart(group: Group) -> str:
     x0 = LABEL_W + 2 * PANEL_W
     body.append(svg.text(x0, 14, "ops (kernels)", fill=svg.AXIS, font_weight="bold"))
     most = max([r.measurement.ops for r in rows] + [1])
-    scale = svg.LinearScale(0.0, float(most), x0, x0 + PANEL_W - 70)
+    scale = svg.LinearScale(0.0, float(most), x0, x0 + PANEL_W - 110)
     for j, r in enumerate(rows):
         m = r.measurement
         y = HEAD_H + j * ROW_H
@@ -219,7 +223,18 @@ def chart(group: Group) -> str:
                 fill=OPS,
             )
         )
-        body.append(svg.text(x0 + w + 4, y + ROW_H - 8, f"{m.ops} ({m.kernels})"))
+        before = was.get((m.test_id, m.region), m.ops)
+        label = f"{m.ops} ({m.kernels})" + (f", was {before}" if before != m.ops else "")
+        body.append(
+            svg.text(
+                x0 + w + 4,
+                y + ROW_H - 8,
+                label,
+                fill=None if before == m.ops else CHANGED[before < m.ops],
+                font_weight=None if before == m.ops else "bold",
+                class_="fusion-ops-label",
+            )
+        )
     x0 = LABEL_W + 3 * PANEL_W
     what, _ = gated(group)
     body.append(svg.text(x0, 14, f"vs fastest, {what}", fill=svg.AXIS, font_weight="bold"))

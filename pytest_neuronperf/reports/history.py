@@ -170,6 +170,24 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
             )
         )
     changed = {i for i, _, _ in s.ops_changes()}
+    gated = host if s.gated() == "host_us" else dev
+    if gated:
+        # The gated time's first value, flat across: a creep pulls away from it.
+        start = y(gated[0][1])
+        body.append(
+            svg.el(
+                "line",
+                svg.title(f"first report's {s.gated()}: {gated[0][1]:,.1f} µs"),
+                class_="trend-start",
+                x1=LEFT,
+                y1=start,
+                x2=W - RIGHT,
+                y2=start,
+                stroke=HOST if s.gated() == "host_us" else DEVICE,
+                stroke_dasharray="2 3",
+                stroke_opacity=0.7,
+            )
+        )
     for values, stroke, cls in ((host, HOST, "trend-host"), (dev, DEVICE, "trend-device")):
         if not values:
             continue
@@ -209,14 +227,20 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
                         stroke_width=2.5,
                     )
                 )
+    ends: list[float] = []
     for values, stroke, metric in ((host, HOST, "host_us"), (dev, DEVICE, "device_us")):
         if len(values) > 1:
-            # First to last, at the line's end: the creep in one number.
+            # First to last, at the line's end: the creep in one number; the second label
+            # steps aside when the two lines end together.
             i, v = values[-1]
+            ly = y(v) + 4
+            if ends and abs(ly - ends[0]) < svg.FONT + 1:
+                ly = ends[0] + (svg.FONT + 1) * (1 if ly >= ends[0] else -1)
+            ends.append(ly)
             body.append(
                 svg.text(
                     x(i) + 8,
-                    y(v) + 4,
+                    ly,
                     _pct(s.change(metric)),
                     fill=stroke,
                     font_weight="bold",
@@ -314,7 +338,8 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
         f'<p class="legend note"><span style="background:{DEVICE}"></span>device µs'
         f'<span style="background:{HOST}"></span>host µs'
         f'<span style="background:{OPS_CHANGED}"></span>ops changed (dashed line, ring)'
-        " · x: reports in commit order (short commit, * dirty)</p>"
+        " · dotted: the gated time's first value · x: reports in commit order (short commit, "
+        "* dirty)</p>"
         f'<div class="grid">{"".join(cards)}</div></body></html>\n'
     )
 

@@ -27,6 +27,9 @@ from .status import (
 )
 from .terminal import device_cell, header_line, work_cells
 
+# (test id, region) -> the stored per-op rows and op counts.
+_Baselines = Mapping[tuple[str, str], tuple[Sequence[OpRow], Mapping[str, int]]]
+
 CURRENT = "#2563eb"
 BASELINE = "#9ca3af"
 BAR_H, GAP, LABEL_W, CHART_W = 14, 8, 260, 420
@@ -261,6 +264,22 @@ def _roofline(records: Sequence[Record]) -> str:
         or "no peaks known for this device (set neuron_profile_peaks): points only"
     )
     notes = "".join(f"<li>{escape(s)}</li>" for s in left_out)
+    above = sorted(
+        {
+            r.measurement.region
+            for r in records
+            if (rl := r.measurement.roofline) and rl.fraction > 1
+        }
+    )
+    if above:
+        # Not an error: small working sets run from cache, faster than the memory roof.
+        notes_above = (
+            f"<p class=note>Above their roof: {escape(', '.join(above))}. Their data stayed in "
+            "cache, which serves bytes faster than the memory roof (a main-memory figure), "
+            "or the peaks are set too low.</p>"
+        )
+    else:
+        notes_above = ""
     per_op_pts, _ = roofline_plot.points(records, per_op=True)
     side = (
         f'<p class="legend">{legend}</p>'
@@ -268,6 +287,7 @@ def _roofline(records: Sequence[Record]) -> str:
         "the FLOP/s it reached (FLOPs of one call over its median device time). Under the "
         "slanted roof a region is memory bound, under the flat one compute bound; the gap "
         f"up to the roof is what is left to win.</p><p class=note>Roofs: {roofs_note}.</p>"
+        + notes_above
         + (f'<p class="note">Not on the plot:</p><ul class="note">{notes}</ul>' if notes else "")
     )
     return (
@@ -280,20 +300,21 @@ def _roofline(records: Sequence[Record]) -> str:
     )
 
 
-def _fusion(records: Sequence[Record]) -> str:
+def _fusion(records: Sequence[Record], baselines: _Baselines) -> str:
     found = fusion.groups(records)
     if not found:
         return ""
+    was = {key: sum(counts.values()) for key, (_, counts) in baselines.items()}
     parts = []
     for g in found:
         parts.append(
             f"<h3>{escape(g.title)} <span class=note>({escape(g.why)})</span></h3>"
-            f'<p class="fusion-verdict">{fusion.verdict(g)}</p>' + fusion.chart(g)
+            f'<p class="fusion-verdict">{fusion.verdict(g)}</p>' + fusion.chart(g, was)
         )
     return (
         '<section id="fusion"><h2>Fusion: variants side by side</h2>'
-        '<p class="legend note">bars: median; whisker: quartiles of the rounds; bold: '
-        "fastest in its column"
+        '<p class="legend note">dot: status, coloured as in the roofline; bars: median; '
+        "whisker: quartiles of the rounds; bold: fastest in its column"
         f'<span style="background:{fusion.DEVICE}"></span>device µs'
         f'<span style="background:{fusion.HOST}"></span>host µs'
         f'<span style="background:{fusion.OPS}"></span>ops</p>' + "".join(parts) + "</section>"
@@ -333,7 +354,7 @@ def _region(
 def render(
     records: Sequence[Record],
     note: str = "",
-    baselines: Mapping[tuple[str, str], tuple[Sequence[OpRow], Mapping[str, int]]] | None = None,
+    baselines: _Baselines | None = None,
     provenance: Provenance | None = None,
 ) -> str:
     """``baselines`` maps (test id, region) to the stored per-op rows and op counts."""
@@ -355,7 +376,7 @@ def render(
         + _summary(records, index)
         + _table(records, index)
         + _roofline(records)
-        + _fusion(records)
+        + _fusion(records, baselines)
         + '<section id="regions"><h2>Per region: device time per op</h2>'
         + sections
         + "</section></body></html>\n"

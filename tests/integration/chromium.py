@@ -39,7 +39,7 @@ _PROBE = """
     // Not rendered: inside a closed <details> (laid out, but hidden).
     if (el.checkVisibility && !el.checkVisibility()) return;
     var r = el.getBoundingClientRect();
-    var item = {cls: el.getAttribute('class') || el.tagName, tag: el.tagName,
+    var item = {cls: el.getAttribute('class') || el.tagName, tag: el.tagName, id: el.id,
                 status: el.getAttribute('data-status'), label: el.getAttribute('data-label'),
                 fill: el.getAttribute('fill'), stroke: el.getAttribute('stroke'),
                 box: [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height],

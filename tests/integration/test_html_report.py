@@ -86,6 +86,10 @@ def test_summary_lists_what_failed_first(page: Path) -> None:
     assert rows[:2] == ["<tr>", '<tr class="problem">']  # header row, then the failure
     long_id = "test_model.py::test_a_matmul_whose_test_id_is_long_enough_to_be_elided_in_the_table"
     assert f'title="{long_id}"' in table and f">{long_id}<" not in table
+    # The fusion view: the fused variant's op count against its baseline, in red.
+    fusion_view = text[text.index('id="fusion"') : text.index('id="regions"')]
+    assert re.search(r'fill="#dc2626"[^>]*>6 \(\d+\), was 1<', fusion_view)
+    assert "norm_naive" in fusion_view and ", was" not in fusion_view.split("norm_fused")[0]
     # Per-op bars current beside baseline, and the op diff, as before.
     assert 'class="bar-current"' in text and 'class="bar-baseline"' in text
     assert "+ aten::mul ×3" in text and "- aten::rms_norm ×1" in text

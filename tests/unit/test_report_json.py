@@ -4,6 +4,7 @@ came from. Bad files give one line naming the file and what to do."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,18 @@ def test_a_report_of_a_newer_schema_says_to_upgrade(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(ReportError, match="reads 1 and 2; upgrade pytest-neuronperf"):
         load(path)
+
+
+def test_reports_are_written_readable_by_others_as_open_would(tmp_path: Path) -> None:
+    from pytest_neuronperf.reports.json import write_atomic
+
+    path = tmp_path / "out" / "report.html"
+    write_atomic(path, "x")
+    # Under the usual umask 022: rw-r--r--, not mkstemp's private rw-------.
+    mask = os.umask(0o022)
+    try:
+        write_atomic(path, "y")
+    finally:
+        os.umask(mask)
+    assert path.read_text() == "y" and path.stat().st_mode & 0o777 == 0o644
+    assert not [p for p in path.parent.iterdir() if p.name != "report.html"]
