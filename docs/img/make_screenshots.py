@@ -26,8 +26,16 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 import chromium  # noqa: E402  (the tests' browser helper)
 
-RUN = [sys.executable, "-m", "pytest", "test_rmsnorm.py", "-p", "no:cacheprovider", "-q",
-       "--neuron-profile"]  # fmt: skip
+RUN = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "test_rmsnorm.py",
+    "-p",
+    "no:cacheprovider",
+    "-q",
+    "--neuron-profile",
+]
 FUSED = "    return torch.rms_norm(x, (HIDDEN,), w, EPS)"
 BROKEN = "    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + EPS) * w  # fusion lost"
 
@@ -43,10 +51,15 @@ def git(cwd: Path, *args: str) -> None:
 
 def creep(doc: dict[str, Any], broken: dict[str, Any], k: int) -> dict[str, Any]:
     out: dict[str, Any] = json.loads(json.dumps(doc))
-    out["git"] = {"commit": f"{k + 1:x}{k:x}" * 20, "branch": "main", "dirty": False,
-                  "commit_time": f"2026-03-{k + 1:02d}T09:00:00+00:00"}  # fmt: skip
-    late = {(r["measurement"]["test_id"], r["measurement"]["region"]): r for r in
-            broken["measurements"]}  # fmt: skip
+    out["git"] = {
+        "commit": f"{k + 1:x}{k:x}" * 20,
+        "branch": "main",
+        "dirty": False,
+        "commit_time": f"2026-03-{k + 1:02d}T09:00:00+00:00",
+    }
+    late = {
+        (r["measurement"]["test_id"], r["measurement"]["region"]): r for r in broken["measurements"]
+    }
     for i, rec in enumerate(out["measurements"]):
         m = rec["measurement"]
         if k >= 6 and m["region"] == "rmsnorm_fused":
@@ -87,16 +100,29 @@ def main() -> None:
     (work / "test_rmsnorm.py").write_text(source.replace(FUSED, BROKEN))
     git(work, "checkout", "-qb", "pr")
     git(work, "commit", "-qam", "rmsnorm_fused: hand-written formula")
-    sh(work, *RUN, "--neuron-profile-json=pr.json", "--neuron-profile-html=report.html",
-       check=False)  # fmt: skip
-    sh(work, sys.executable, "-m", "pytest_neuronperf", "compare", "base.json", "pr.json",
-       "--markdown", str(OUT / "compare-comment.md"))  # fmt: skip
+    sh(
+        work,
+        *RUN,
+        "--neuron-profile-json=pr.json",
+        "--neuron-profile-html=report.html",
+        check=False,
+    )
+    sh(
+        work,
+        sys.executable,
+        "-m",
+        "pytest_neuronperf",
+        "compare",
+        "base.json",
+        "pr.json",
+        "--markdown",
+        str(OUT / "compare-comment.md"),
+    )
     base, broken = (json.loads((work / n).read_text()) for n in ("base.json", "pr.json"))
     (work / "history").mkdir()
     for k in range(10):
         (work / "history" / f"{k}.json").write_text(json.dumps(creep(base, broken, k)))
-    sh(work, sys.executable, "-m", "pytest_neuronperf", "history", "history", "-o",
-       "history.html")  # fmt: skip
+    sh(work, sys.executable, "-m", "pytest_neuronperf", "history", "history", "-o", "history.html")
 
     sections = "section#summary, section#table, section#roofline, section#fusion"
     tmp = work / "chromium"

@@ -84,8 +84,9 @@ def run(args: argparse.Namespace) -> int:
     reports = [r for r in reports if r.records]
     if not reports:
         where = ", ".join(map(str, args.paths))
-        return _error(f"no report with measurements in {where}; write them with "
-                      "--neuron-profile-json=PATH")  # fmt: skip
+        return _error(
+            f"no report with measurements in {where}; write them with --neuron-profile-json=PATH"
+        )
     ordered = history.ordered(reports)
     try:
         write_atomic(args.output, history.render(ordered, tolerance))

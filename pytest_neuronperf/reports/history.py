@@ -129,7 +129,17 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
     for t in svg.nice_ticks(lo, hi, 3):
         py = y(t)
         body.append(svg.el("line", x1=LEFT, y1=py, x2=W - RIGHT, y2=py, stroke=svg.GRID))
-        body.append(svg.text(LEFT - 5, py + 4, f"{t:,.4g}", text_anchor="end", fill=svg.AXIS))
+        body.append(
+            svg.text(
+                LEFT - 5,
+                py + 4,
+                f"{t:,.4g}",
+                text_anchor="end",
+                fill=svg.AXIS,
+                class_="tick-y",
+                data_value=f"{t:g}",
+            )
+        )
     body.append(svg.text(12, (TOP + H - BOTTOM) / 2, "µs", fill=svg.AXIS, text_anchor="middle"))
     every = max(1, math.ceil(n / 10))
     for i, report in enumerate(reports):

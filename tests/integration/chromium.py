@@ -129,10 +129,14 @@ def screenshot(page: Path, tmp: Path, height: int) -> Any:
     image = pytest.importorskip("PIL.Image")
     shot = tmp / f"shot-{page.stem}.png"
     _run(
-        ["--hide-scrollbars", f"--window-size={WIDTH},{height}", f"--screenshot={shot}",
-         page.as_uri()],
+        [
+            "--hide-scrollbars",
+            f"--window-size={WIDTH},{height}",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
         tmp,
-    )  # fmt: skip
+    )
     return image.open(shot).convert("RGB")
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -38,9 +37,13 @@ def real(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
     pytester.makepyfile(test_model=SUITE)
     pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-rounds=3",
-        "--neuron-profile-warmup=1", "--neuron-profile-json=r.json",
-    ).assert_outcomes(passed=1)  # fmt: skip
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile",
+        "--neuron-profile-rounds=3",
+        "--neuron-profile-warmup=1",
+        "--neuron-profile-json=r.json",
+    ).assert_outcomes(passed=1)
     doc: dict[str, Any] = json.loads((pytester.path / "r.json").read_text())
     return doc
 
@@ -90,8 +93,9 @@ def _series(
 def _charts(page: str) -> dict[str, ET.Element]:
     """Each region's trend chart, by region name."""
     out = {}
-    for card in re.finditer(r'<div class="card".*?<code>([^<]+)</code>.*?(<svg .*?</svg>)', page,
-                            re.DOTALL):  # fmt: skip
+    for card in re.finditer(
+        r'<div class="card".*?<code>([^<]+)</code>.*?(<svg .*?</svg>)', page, re.DOTALL
+    ):
         out[card.group(1)] = ET.fromstring(card.group(2))
     return out
 
@@ -119,23 +123,29 @@ def test_a_creep_of_3_percent_a_merge_is_plain_to_see(
     # Ranked first, flagged, +30% (1.03^9 = 1.305) though no step passed +3%.
     first_row = page[page.index("<tbody>") :].split("</tr>")[0]
     assert "relu" in first_row and "crept" in first_row
-    assert re.findall(r"<td class=num>([^<]+)</td>", first_row) == ["10", "+30%", "+30%", "+3%",
-                                                                     "1 → 1"]  # fmt: skip
+    assert re.findall(r"<td class=num>([^<]+)</td>", first_row) == [
+        "10",
+        "+30%",
+        "+30%",
+        "+3%",
+        "1 → 1",
+    ]
     assert re.search(r"relu .* 10 .* \+30% .* \+30% .* \+3% .* crept", printed)
     charts = _charts(page)
     # In commit order: x rises left to right and the ticks read commit 0 to 9.
     ticks = [t.text for t in charts["relu"].iter(f"{NS}text") if t.get("class") == "tick-x"]
     assert ticks == [f"{k:x}" * 7 for k in range(10)]
-    for cls in ("trend-device", "trend-host"):
+    relu = next(
+        r["measurement"] for r in real["measurements"] if r["measurement"]["region"] == "relu"
+    )
+    for cls, metric in (("trend-device", "device_us"), ("trend-host", "host_us")):
         pts = _ys(charts["relu"], cls)
         assert len(pts) == 10
         assert all(b[0] > a[0] and b[1] < a[1] for a, b in itertools.pairwise(pts))
-        # Each step is 3% of the last value, in pixels of the chart's own axis: the chart's
-        # y grows with the time (zero at the axis) so steps widen as the line climbs.
-        zero = _zero_pixel(charts["relu"])
-        heights = [zero - y for _, y in pts]
-        for a, b in itertools.pairwise(heights):
-            assert math.isclose(b / a, 1.03, rel_tol=0.01)
+        # Each point where the chart's own y ticks put the real median times 1.03 per merge.
+        for k, (_, y) in enumerate(pts):
+            want = _on_y_axis(charts["relu"], relu[metric]["median"] * 1.03**k)
+            assert y == pytest.approx(want, abs=0.15), (cls, k)
     # tanh: flat, not flagged, its op change marked once, at merge 6.
     rings = [c for c in charts["tanh"].iter(f"{NS}circle") if c.get("class") == "ops-change"]
     assert len(rings) == 1
@@ -148,11 +158,16 @@ def test_a_creep_of_3_percent_a_merge_is_plain_to_see(
     assert not [c for c in charts["relu"].iter(f"{NS}circle") if c.get("class") == "ops-change"]
 
 
-def _zero_pixel(chart: ET.Element) -> float:
-    """The y pixel of 0 µs: the grid line whose label reads 0."""
-    texts = [t for t in chart.iter(f"{NS}text") if t.text == "0"]
-    assert texts
-    return float(texts[0].get("y", "nan")) - 4
+def _on_y_axis(chart: ET.Element, value: float) -> float:
+    """The y pixel of ``value`` by the chart's first and last y tick labels."""
+    ticks = [t for t in chart.iter(f"{NS}text") if t.get("class") == "tick-y"]
+    assert len(ticks) >= 2
+    # The labels sit 4 px below their grid line, on their baseline.
+    (v0, p0), (v1, p1) = (
+        (float(t.get("data-value", "nan")), float(t.get("y", "nan")) - 4)
+        for t in (ticks[0], ticks[-1])
+    )
+    return p0 + (value - v0) / (v1 - v0) * (p1 - p0)
 
 
 def test_a_single_jump_is_a_regression_not_a_creep(real: dict[str, Any], tmp_path: Path) -> None:
@@ -181,8 +196,10 @@ def test_reads_schema_1_reports_beside_schema_2(real: dict[str, Any], tmp_path: 
     (tmp_path / "old.json").write_text(json.dumps(old))
     (tmp_path / "new.json").write_text(json.dumps(_merge(real, 3, {"relu": 2.0})))
     out = tmp_path / "h.html"
-    assert main(["history", str(tmp_path / "new.json"), str(tmp_path / "old.json"), "-o",
-                 str(out)]) == 0  # fmt: skip
+    assert (
+        main(["history", str(tmp_path / "new.json"), str(tmp_path / "old.json"), "-o", str(out)])
+        == 0
+    )
     page = out.read_text()
     ticks = [t.text for t in _charts(page)["relu"].iter(f"{NS}text") if t.get("class") == "tick-x"]
     assert ticks == ["2025-12-01 00:00", "3333333"]
@@ -224,8 +241,9 @@ def test_trend_charts_are_drawn_in_a_real_browser(
     folder = _series(real, tmp_path, 1.03)
     out = tmp_path / "history.html"
     assert main(["history", str(folder), "-o", str(out)]) == 0
-    seen, placed, img = look(out, tmp_path, "svg, circle.trend-device-point, "
-                             "circle.trend-host-point, circle.ops-change")  # fmt: skip
+    seen, placed, img = look(
+        out, tmp_path, "svg, circle.trend-device-point, circle.trend-host-point, circle.ops-change"
+    )
     assert 1200 < seen.client_width <= 1280 and seen.scroll_width <= seen.client_width
     for chart in seen.of("trend"):
         left, _, width, _ = chart["box"]

@@ -153,9 +153,10 @@ def _on_axis(root: ET.Element, cls: str, coord: str, value: float) -> float:
 @skip_without
 def test_pictures_are_drawn_in_a_real_browser_within_1280_px(page: Path, tmp_path: Path) -> None:
     seen, placed, img = look(
-        page, tmp_path, "svg, circle.point, line.roof, rect.fusion-device, rect.fusion-host, "
-        "rect.fusion-ops",
-    )  # fmt: skip
+        page,
+        tmp_path,
+        "svg, circle.point, line.roof, rect.fusion-device, rect.fusion-host, rect.fusion-ops",
+    )
     # No horizontal scroll at 1280 px, and every picture inside the window.
     assert 1200 < seen.client_width <= 1280 and seen.scroll_width <= seen.client_width
     for svg_el in seen.of("svg") + seen.of("SVG"):

@@ -22,8 +22,14 @@ import torch
 def test_relu(neuron_profile):
     neuron_profile(torch.relu, torch.randn(8), name="relu")
 """
-RUN = ("-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-rounds=2",
-       "--neuron-profile-json=r.json", "--neuron-profile-html=r.html")  # fmt: skip
+RUN = (
+    "-p",
+    "no:cacheprovider",
+    "--neuron-profile",
+    "--neuron-profile-rounds=2",
+    "--neuron-profile-json=r.json",
+    "--neuron-profile-html=r.html",
+)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -44,8 +50,13 @@ def test_git_and_ci_land_in_the_report(
     _git(pytester.path, "init", "-q", "-b", "perf-fix")
     _git(pytester.path, "add", "test_model.py")
     _git(pytester.path, "commit", "-qm", "a test")
-    for var in ("GITHUB_RUN_ID", "CI_PIPELINE_ID", "BUILDKITE_BUILD_ID", "CIRCLE_WORKFLOW_ID",
-                "BUILD_TAG"):  # fmt: skip
+    for var in (
+        "GITHUB_RUN_ID",
+        "CI_PIPELINE_ID",
+        "BUILDKITE_BUILD_ID",
+        "CIRCLE_WORKFLOW_ID",
+        "BUILD_TAG",
+    ):
         monkeypatch.delenv(var, raising=False)
     pytester.runpytest_inprocess(*RUN).assert_outcomes(passed=1)
     doc = json.loads((pytester.path / "r.json").read_text())

@@ -54,8 +54,13 @@ def test_rows_pair_regions_and_name_what_came_and_went() -> None:
     compiled = found[("test_compiled_is_one_fused_kernel", "rmsnorm_compiled")]
     assert compiled.conditions == {"over budget", "same"} and compiled.status == "over budget"
     rows = list(found.values())
-    assert diff.counts(rows) == {"regressed": 1, "over budget": 1, "new": 1, "removed": 1,
-                                 "same": 3}  # fmt: skip
+    assert diff.counts(rows) == {
+        "regressed": 1,
+        "over budget": 1,
+        "new": 1,
+        "removed": 1,
+        "same": 3,
+    }
     assert diff.failing(rows, ["removed"]) == [found[("test_rms_norm_is_one_op", "rmsnorm_fused")]]
     line = diff_render.summary(rows)
     assert line.startswith("1 regressed (rmsnorm_naive), 1 over budget (rmsnorm_compiled),")
