@@ -12,6 +12,7 @@ from ..model import Measurement, Record, Status
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
 from ..trace.offline import TraceReport, report_trace
+from . import compare, history
 from .record import DEFAULT_PROCESSES, record
 
 EXIT_BAD_INPUT = 2
@@ -62,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
         "newest 5)",
     )
     rec.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest, after --")
+    compare.add_parser(sub)
+    history.add_parser(sub)
     return parser
 
 
@@ -98,6 +101,10 @@ def short_kernel_name(name: str, width: int = 90) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "compare":
+        return compare.run(args)
+    if args.command == "history":
+        return history.run(args)
     if args.command == "record":
         if args.processes < 1:
             print(

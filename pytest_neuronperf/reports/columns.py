@@ -18,6 +18,8 @@ class Column(StrEnum):
     STATUS = "status"
     BASELINE = "baseline"
     LAUNCH_GAP_US = "launch gap µs"
+    FLOP_PER_B = "FLOP/B"
+    ROOF = "roof %"
 
 
 # What every session table starts with: the measurement and its figures.
@@ -32,5 +34,3 @@ _MEASURED = (
 )
 # The terminal table; launch gap, work and baseline columns follow when any row has them.
 TERMINAL_COLUMNS = (*_MEASURED, Column.ROUNDS, Column.BUDGET, Column.STATUS)
-# The HTML table: every row has a baseline cell, shown before the budget.
-HTML_COLUMNS = (*_MEASURED, Column.BASELINE, Column.BUDGET, Column.STATUS)

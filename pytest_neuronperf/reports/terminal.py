@@ -144,7 +144,7 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-WORK_HEADERS = ("GFLOP", "MB moved", "FLOP/B", "% of bound", "bound")
+WORK_HEADERS = ("GFLOP", "MB moved", Column.FLOP_PER_B, "% of bound", "bound")
 
 
 def _work_cells(

@@ -10,6 +10,7 @@ from ..model import OpRow, Record
 from ..settings import Settings
 from . import html, json, markdown
 from .json import write_atomic
+from .provenance import collect
 
 # (test id, region) -> the stored per-op rows and op counts, for the HTML charts.
 StoredOps = Mapping[tuple[str, str], tuple[Sequence[OpRow], Mapping[str, int]]]
@@ -29,6 +30,8 @@ def write_reports(
     """Write the reports the settings ask for, relative paths under ``root``. Returns one
     line per file that could not be written: one unwritable place costs that file only."""
     problems: list[str] = []
+    # The git commit and CI run the JSON and HTML reports record (None when not asked for).
+    where = collect(root) if settings.json_path or settings.html_path else None
 
     def attempt(path: Path, text: str, *, append: bool = False) -> None:
         try:
@@ -41,7 +44,9 @@ def write_reports(
             problems.append(f"report NOT written: {_shown(path, root)} ({_why(exc, path, root)})")
 
     if settings.json_path is not None:
-        doc = json.document(records, backend_note=backend_note, exit_status=exit_status)
+        doc = json.document(
+            records, backend_note=backend_note, exit_status=exit_status, provenance=where
+        )
         attempt(root / settings.json_path, json.dumps(doc))
     summary = environ.get(SUMMARY_ENV)
     if settings.markdown_path is not None or summary:
@@ -51,7 +56,8 @@ def write_reports(
         if summary:
             attempt(Path(summary), text, append=True)
     if settings.html_path is not None:
-        attempt(root / settings.html_path, html.render(records, backend_note, stored or {}))
+        page = html.render(records, backend_note, stored or {}, provenance=where)
+        attempt(root / settings.html_path, page)
     return problems
 
 

@@ -62,7 +62,7 @@ def test_json_report_validates_against_its_schema(broken_run: pytest.Pytester) -
     result.assert_outcomes(passed=1, failed=1)
     doc = json.loads((broken_run.path / "out" / "report.json").read_text())
     jsonschema.validate(doc, schema())
-    assert doc["schema_version"] == 1 and doc["exit_status"] == 1
+    assert doc["schema_version"] == 2 and doc["exit_status"] == 1
     by_region = {r["measurement"]["region"]: r for r in doc["measurements"]}
     assert by_region["rmsnorm"]["status"] == "over budget"
     assert by_region["rmsnorm"]["baseline"] == "regressed"

@@ -1,0 +1,122 @@
+"""``neuronperf compare`` for people: a terminal table, and a GitHub-flavoured pull-request
+comment whose first line says what regressed, with the rest in a collapsible block."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from .diff import CONDITIONS, Row, count_cell, counts, ordered, time_cell
+from .json import Report
+from .terminal import tabulate
+
+# The comment's last line, so that a workflow can find and edit its earlier comment.
+MARKER = "<!-- neuronperf-compare -->"
+_NAMED = 3
+# What the first line names; "test failed" is pytest's news (--fail-on test-failed).
+_BAD = ("regressed", "over budget")
+_HEADERS = ["status", "test", "region", "ops", "kernels", "device µs", "host µs", "op diff"]
+
+
+def _cells(r: Row) -> list[str]:
+    return [
+        r.status,
+        r.test_id,
+        r.region,
+        count_cell(r.ops),
+        count_cell(r.kernels),
+        time_cell(r.device, r.gated == "device_us"),
+        time_cell(r.host, r.gated == "host_us"),
+        r.op_diff or "-",
+    ]
+
+
+def summary(found: Sequence[Row]) -> str:
+    """``2 regressed (rmsnorm_fused ×2), 3 same, of 5 regions``: the failing conditions
+    name their regions, so the comment's first line says what regressed."""
+    c = counts(found)
+    parts = []
+    for cond in CONDITIONS:
+        if cond not in c:
+            continue
+        text = f"{c[cond]} {cond}"
+        if cond in _BAD:
+            names = Counter(r.region for r in found if cond in r.conditions)
+            shown = [f"{n} ×{k}" if k > 1 else n for n, k in list(names.items())[:_NAMED]]
+            text += f" ({', '.join(shown)}{', …' if len(names) > _NAMED else ''})"
+        parts.append(text)
+    n = len(found)
+    return ", ".join(parts) + f" of {n} region{'s' if n != 1 else ''}" if parts else "no regions"
+
+
+def text(found: Sequence[Row], base: Report, new: Report) -> str:
+    lines = [
+        f"neuronperf compare: {base.name()} -> {new.name()}",
+        summary(found),
+        "",
+        tabulate(
+            [_cells(r) for r in ordered(found)],
+            headers=_HEADERS,
+            tablefmt="simple",
+            disable_numparse=True,
+        ),
+        "(the verdict rests on the time without a note: host µs on host-timed backends)",
+    ]
+    for r in ordered(found):
+        if r.status in _BAD and r.sentences:
+            lines += ["", f"{r.status}: {r.test_id} [{r.region}]"]
+            lines += [f"  {s}" for s in r.sentences]
+    return "\n".join(lines) + "\n"
+
+
+def _md(value: object) -> str:
+    # A pipe would end the cell; a newline would end the table.
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(found: Sequence[Row]) -> list[str]:
+    lines = [
+        "| | " + " | ".join(_HEADERS[1:]) + " |",
+        "|---|---|---|---:|---:|---|---|---|",
+    ]
+    for r in found:
+        cells = _cells(r)
+        mark = "❌" if r.status in _BAD else "✅"
+        row = [
+            f"{mark} {r.status}",
+            f"`{cells[1]}`",
+            f"`{cells[2]}`",
+            *cells[3:7],
+            f"`{cells[7]}`" if r.op_diff else "-",
+        ]
+        lines.append("| " + " | ".join(_md(c) for c in row) + " |")
+    return lines
+
+
+def markdown(found: Sequence[Row], base: Report, new: Report) -> str:
+    bad = [r for r in ordered(found) if r.status in _BAD]
+    mark = "❌" if bad else "✅"
+    head = summary(found) if bad else "nothing regressed: " + summary(found)
+    lines = [f"### {mark} neuronperf: {_md(head)}", ""]
+    if bad:
+        lines += [*_md_table(bad), ""]
+    lines += [
+        "<details>",
+        f"<summary>All {len(found)} regions: ops, kernels, device and host change, op diff"
+        "</summary>",
+        "",
+        f"Base `{_md(base.name())}`, new `{_md(new.name())}`. Times: median of the rounds, "
+        "base → new; the verdict rests on the time marked regressed, improved or within "
+        "noise (bootstrap interval of the ratio of medians against the tolerance, as the "
+        "baseline gate judges it).",
+        "",
+        *_md_table(ordered(found)),
+    ]
+    why = [r for r in ordered(found) if r.sentences]
+    if why:
+        lines += ["", "**Why**", ""]
+        for r in why:
+            lines.append(f"- `{_md(r.test_id)}` region `{_md(r.region)}` ({r.status})")
+            lines += [f"  - {_md(s)}" for s in r.sentences]
+    lines += ["", "</details>", "", MARKER]
+    return "\n".join(lines) + "\n"
