@@ -78,8 +78,9 @@ def test_summary_lists_what_failed_first(page: Path) -> None:
     failed = summary[summary.index("What failed") : summary.index("</ol>")]
     assert "norm_fused" in failed and "norm_naive" not in failed and "matmul" not in failed
     assert "dispatched 6 ops, budget max_ops=1" in failed
-    # norm_naive is fine itself: its test failed on norm_fused's budget.
-    assert "failed otherwise" in summary and "norm_naive" in summary[summary.index("</ol>") :]
+    # norm_naive is fine itself: its test failed on norm_fused's budget alone, so its own
+    # figures stand (session/verdict.py judges each region on its own terms).
+    assert "failed otherwise" not in summary
     # The table: the failed region's row first; the long id elided, whole on hover.
     table = text[text.index('id="table"') : text.index('id="roofline"')]
     rows = re.findall(r"<tr class=\"problem\">|<tr>", table)
@@ -164,7 +165,7 @@ def test_pictures_are_drawn_in_a_real_browser_within_1280_px(page: Path, tmp_pat
         assert left >= 0 and left + width <= seen.client_width + 0.5, svg_el
     # Each region's point is drawn in its status colour (the ones not covered by another).
     points = placed.of("point")
-    assert {p["status"] for p in points} == {"regressed", "same", "test failed"}
+    assert {p["status"] for p in points} == {"regressed", "same"}
     for i, p in enumerate(points):
         (x, y), later = p["points"][0], points[i + 1 :]
         if any(math.dist((x, y), q["points"][0]) < 13 for q in later):
