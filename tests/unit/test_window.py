@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 
@@ -65,8 +64,10 @@ def test_a_slow_stretch_does_not_push_later_rounds_out_of_the_window() -> None:
     # one call each, and the window still ends 50 ms after it began.
     s = sample_host(call, rounds=5, window_s=0.05, reference=None, clock=clock)
     assert s.host_us == [30_000.0, 1.0, 1.0, 1.0, 1.0]
-    assert clock.now == pytest.approx(50_000_000, abs=2_000)
-    assert 19_990 < s.calls < 20_010
+    assert clock.now == 50_000_000
+    # Rounds 0-2 one call each (round 2 ends at 30 ms, which the clock reads right after its
+    # call); round 3 fills 30.002-40 ms, round 4 40-50 ms, with 1 µs calls.
+    assert s.calls == 3 + 9_998 + 10_000
 
 
 def test_the_reference_is_ticked_before_every_call_and_paired_per_round() -> None:
@@ -323,25 +324,3 @@ def test_pooled_windows_take_each_rounds_median_and_keep_the_round_count() -> No
     assert p.calls == 60 and p.windows == 3 and p.result == 1.1
     one = window(1.0, 10)
     assert pooled([one]) is one
-
-
-def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        test_it="""
-import torch
-
-def test_a(neuron_profile):
-    neuron_profile(torch.relu, torch.ones(64), name="relu")
-"""
-    )
-    args = ["-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-window=0.06"]
-    # The plain run measures into a directory of its own: this test is about what is
-    # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
-    plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
-    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), (plain, 0.06)):
-        report = pytester.path / "report.json"
-        result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
-        result.assert_outcomes(passed=1)
-        (row,) = json.loads(report.read_text())["measurements"]
-        assert row["measurement"]["window_s"] == pytest.approx(seconds), extra
-        assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
