@@ -34,6 +34,7 @@ HAS_NEURON = NeuronBackend().unavailable_reason() is None
 FunctionEvent: Any = _FunctionEvent
 
 
+@pytest.mark.slow  # a fresh interpreter in a subprocess
 def test_importing_the_plugin_imports_neither_torch_neuronx_nor_torch() -> None:
     code = (
         "import sys, pytest_neuronperf.backends, pytest_neuronperf.trace.offline;"
