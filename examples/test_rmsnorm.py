@@ -60,6 +60,7 @@ def test_rms_norm_is_one_op(neuron_profile: NeuronProfile, inputs: Inputs) -> No
 
 
 @pytest.mark.neuron_budget(max_ops=1, max_kernels=1)
+@pytest.mark.slow  # torch.compile takes seconds: -m "not slow" leaves it out
 def test_compiled_is_one_fused_kernel(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_compiled, x, w, name="rmsnorm_compiled")
@@ -77,4 +78,7 @@ def test_fusion_moves_fewer_bytes_for_the_same_flops(
     assert naive is not None and fused is not None
     assert naive.flops == fused.flops == FLOPS
     assert fused.bytes_moved == 2 * x.nbytes + w.nbytes
-    assert naive.bytes_moved >= 3 * fused.bytes_moved
+    # Six dispatches (x*x, mean, +eps, rsqrt, *r, *w), each reading and writing whole
+    # tensors: seven of x's size, six of one float per row, and w; 3.4x the fused bytes.
+    rows = x.shape[0] * x.element_size()
+    assert naive.bytes_moved == 7 * x.nbytes + w.nbytes + 6 * rows

@@ -18,6 +18,8 @@ from ..stats import quantile
 from .reference import Reference
 
 RELATIVE_QUANTILE = 0.10
+# Fewer calls and one stalled call is a round's decile: read 2,000x (docs/window-rounds.md).
+MIN_CALLS_PER_ROUND = 10
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,10 @@ def sample_host(
     clock: Callable[[], int] = time.perf_counter_ns,
 ) -> HostSamples:
     """``rounds`` samples over ``window_s`` seconds; at least one call per round, so a
-    callable slower than its share of the window is timed once per round. With no window,
-    one call per round."""
+    callable slower than its share of the window is timed once per round. A round that
+    reaches its end with fewer than MIN_CALLS_PER_ROUND calls of a callable fast enough for
+    them to fit its share makes them: after a stall past several ends, those rounds were
+    one call each. With no window, one call per round."""
     host: list[float] = []
     refs: dict[str, list[float]] = {"memory": [], "dispatch": []}
     relative: dict[str, list[float]] = {"memory": [], "dispatch": []}
@@ -53,6 +57,7 @@ def sample_host(
     result: Any = None
     start = clock()
     block_ns = window_s * 1e9 / rounds
+    fastest_ns = float("inf")  # the window's fastest call so far
     for block in range(rounds):
         # Ends fixed from the start: one slow block does not push the rest later.
         end = start + (block + 1) * block_ns
@@ -64,8 +69,11 @@ def sample_host(
                 ticks["dispatch"].append(reference.dispatch_tick())
             t0 = clock()
             result = call()
-            times.append((clock() - t0) / 1e3)
-            if clock() >= end:
+            took = clock() - t0
+            times.append(took / 1e3)
+            fastest_ns = min(fastest_ns, took)
+            few = len(times) < MIN_CALLS_PER_ROUND and fastest_ns * MIN_CALLS_PER_ROUND < block_ns
+            if clock() >= end and not few:
                 break
         calls += len(times)
         host.append(median(times))

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import xdist  # noqa: F401  (the dev extra's: a broken install fails, never skips)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -345,8 +346,8 @@ def _shape(path: Path) -> dict[str, list[str]]:
     return {t: sorted(regions) for t, regions in data["entries"].items()}
 
 
+@pytest.mark.slow  # xdist workers in subprocesses
 def test_xdist_writes_the_same_file_as_a_serial_run(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("xdist")
     pytester.makepyfile(test_it=XDIST_MODULE)
     args = ("-p", "no:cacheprovider", "--neuron-profile-update", "--neuron-profile-rounds=3")
     serial = pytester.runpytest_subprocess(*args, "--neuron-profile-dir=serial")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+# The dev extra's own: imported, not skipped, so that a broken install fails.
 import pytest
+import pytest_benchmark  # noqa: F401
 
-pytest.importorskip("pytest_benchmark")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 

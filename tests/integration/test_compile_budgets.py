@@ -41,6 +41,7 @@ def test_clean(neuron_profile):
 """
 
 
+@pytest.mark.slow  # torch.compile
 def test_compile_budgets_fail_with_dynamo_reasons_and_pass_when_clean(
     pytester: pytest.Pytester,
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import xdist  # noqa: F401  (the dev extra's: a broken install fails, never skips)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -343,8 +344,8 @@ def test_overrides(neuron_profile, xw):
     run(pytester, "--neuron-profile").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow  # xdist workers in a subprocess
 def test_xdist_workers_report_every_measurement_once(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("xdist")
     write(
         pytester,
         """

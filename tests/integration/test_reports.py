@@ -10,7 +10,9 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jsonschema
 import pytest
+from PIL import Image
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -55,7 +57,6 @@ def broken_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> py
 
 
 def test_json_report_validates_against_its_schema(broken_run: pytest.Pytester) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     from pytest_neuronperf.reports.json import schema
 
     result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-json=out/report.json")
@@ -119,8 +120,8 @@ def _chromium() -> str | None:
 
 
 @pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow  # a chromium subprocess
 def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_path: Path) -> None:
-    image = pytest.importorskip("PIL.Image")
     result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-html=report.html")
     result.assert_outcomes(passed=1, failed=1)
     shot = tmp_path / "shot.png"
@@ -147,7 +148,7 @@ def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_
         timeout=120,
         env=dict(os.environ, HOME=str(tmp_path)),
     )
-    pixels = image.open(shot).convert("RGB")
+    pixels = Image.open(shot).convert("RGB")
     colours = {c for _, c in pixels.getcolors(maxcolors=1 << 20) or []}
     # The bars' own colours (report_html.CURRENT and BASELINE) are on screen: the chart drew.
     assert (0x25, 0x63, 0xEB) in colours

@@ -67,11 +67,19 @@ def test_rms_norm_is_one_op(runner: Runner, xw: Any) -> None:
     m = measure(runner, fused, *xw)
     assert m.ops == 1
     assert m.op_counts == {"aten::rms_norm": 1}
-    # Its CPU implementation still runs several leaf computations.
-    assert m.kernels > 1
+    # Its CPU implementation still runs several leaf computations (torch 2.13).
+    assert m.kernels == 7
+    assert m.kernel_counts == {
+        "aten::pow": 1,
+        "aten::fill_": 1,
+        "aten::copy_": 2,
+        "aten::rsqrt": 1,
+        "aten::mul": 2,
+    }
     assert m.per_op[0].name == "aten::rms_norm" and m.per_op[0].share == 1.0
 
 
+@pytest.mark.slow  # torch.compile
 def test_compiled_naive_is_one_region_with_one_fused_kernel(
     runner: Runner, compiled: Callable[..., Any], xw: Any
 ) -> None:

@@ -31,6 +31,7 @@ UNAVAILABLE = NeuronBackend().unavailable_reason()
 HAS_NEURON = UNAVAILABLE is None
 
 
+@pytest.mark.slow  # a fresh interpreter in a subprocess
 def test_importing_the_plugin_imports_neither_torch_neuronx_nor_torch() -> None:
     code = (
         "import sys, pytest_neuronperf.backends, pytest_neuronperf.trace.offline;"

@@ -172,6 +172,7 @@ def test_table_output_names_ops_kernels_and_launch_gaps(
     assert max(len(line) for line in out.splitlines()) < 200  # long kernel names are cut
 
 
+@pytest.mark.slow  # a subprocess
 def test_console_entry_point_runs_as_a_module() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest_neuronperf", "report", str(TRITON)],

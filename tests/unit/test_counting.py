@@ -102,7 +102,8 @@ def test_fused_rmsnorm_reads_x_and_w_writes_y(xw: tuple[torch.Tensor, torch.Tens
     assert work.per_op == (OpWork("aten::rms_norm", 1, RMS_FLOPS, X + W, X),)
     _, naive_work = count_work(naive, xw)
     assert work.flops == naive_work.flops
-    assert naive_work.bytes_moved / work.bytes_moved > 3
+    # The six dispatches of the naive version (test above): 3.3x the bytes here.
+    assert naive_work.bytes_moved == (4 * X + W + 3 * ROW) + (3 * X + 3 * ROW)
 
 
 def test_two_calls_of_one_op_are_two_boundaries() -> None:
@@ -189,6 +190,7 @@ def _top_level(fn: Fn, xw: tuple[torch.Tensor, torch.Tensor]) -> list[str]:
     return [e.name for e in prof.events() if e.cpu_parent is None]
 
 
+@pytest.mark.slow  # torch.compile
 def test_compiled_counts_graph_inputs_and_outputs(
     compiled: Fn, xw: tuple[torch.Tensor, torch.Tensor]
 ) -> None:
@@ -203,6 +205,7 @@ def test_compiled_counts_graph_inputs_and_outputs(
     assert region.name in _top_level(compiled, xw)
 
 
+@pytest.mark.slow  # torch.compile
 def test_compiled_between_eager_ops(compiled: Fn, xw: tuple[torch.Tensor, torch.Tensor]) -> None:
     x, w = xw
     _, work = count_work(lambda a, b: compiled(a + 1, b) * 2, (x, w))

@@ -1,0 +1,104 @@
+"""Recording baselines end to end: each measurement pools several windows, and
+--neuron-profile-pool and ``python -m pytest_neuronperf record`` pool recording processes."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from test_baseline import FILE, MODULE, run, stored
+
+from pytest_neuronperf.measure.window import RECORD_WINDOWS
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="""
+import torch
+
+def test_a(neuron_profile):
+    neuron_profile(torch.relu, torch.ones(64), name="relu")
+"""
+    )
+    args = ["-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-window=0.06"]
+    # The plain run measures into a directory of its own: this test is about what is
+    # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
+    plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
+    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), (plain, 0.06)):
+        report = pytester.path / "report.json"
+        result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
+        result.assert_outcomes(passed=1)
+        (row,) = json.loads(report.read_text())["measurements"]
+        assert row["measurement"]["window_s"] == pytest.approx(seconds), extra
+        assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
+
+
+def test_pool_end_to_end_through_pytest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_it=MODULE)
+    result = run(pytester, rounds=5)
+    result.stdout.fnmatch_lines(
+        [
+            "2 new measurements: run pytest --neuron-profile --neuron-profile-update to record "
+            "them (python -m pytest_neuronperf record --processes 3 -- ARGS pools several "
+            "recording processes, steadier on CPU)"
+        ]
+    )
+    run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
+    first = stored(pytester)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
+    assert "processes" not in first
+    for n in (2, 3):
+        result = run(pytester, "--neuron-profile-pool", rounds=5)
+        result.assert_outcomes(passed=2)
+        result.stdout.fnmatch_lines(
+            [f"*baselines written to *: 0 added, 2 pooled (now over {n} processes), 0 changed*"]
+        )
+    entry = stored(pytester)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
+    assert entry["processes"] == 3 and entry["rounds"] == 5
+    assert len(entry["host_relative"]["samples"]) == 15
+    assert entry["host_relative"]["samples"][:5] == first["host_relative"]["samples"]
+    # Judged against the pool: unchanged code passes at a tolerance above the noise of
+    # 50 ms windows, and one more op fails with the op diff.
+    run(pytester, "--neuron-profile-tolerance=50", rounds=5).assert_outcomes(passed=2)
+    monkeypatch.setenv("NP_EXTRA_OP", "1")
+    result = run(pytester, rounds=5)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*+ aten::add ×1*"])
+    # Pooling what no longer measures the same thing replaces it.
+    result = run(pytester, "--neuron-profile-pool", rounds=5)
+    result.stdout.fnmatch_lines(["*: 0 added, 2 changed*"])
+    assert "processes" not in stored(pytester)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
+    assert (pytester.path / FILE).exists()
+
+
+@pytest.mark.slow  # a subprocess per recording process
+def test_record_command_end_to_end(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_it=MODULE)
+    result = pytester.run(
+        sys.executable,
+        "-m",
+        "pytest_neuronperf",
+        "record",
+        "--processes",
+        "2",
+        "--",
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile-rounds=5",
+        "--neuron-profile-warmup=1",
+    )
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines(
+        [
+            "neuronperf record: process 1 of 2 (--neuron-profile-update)",
+            "*2 added*",
+            "neuronperf record: process 2 of 2 (--neuron-profile-pool)",
+            "*2 pooled (now over 2 processes)*",
+        ]
+    )
+    entry = stored(pytester)["entries"]["test_it.py::test_b"]["work"]  # type: ignore[index]
+    assert entry["processes"] == 2 and len(entry["host_us"]["samples"]) == 10
