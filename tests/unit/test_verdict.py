@@ -10,7 +10,7 @@ from pytest_neuronperf.gate.budget import neuron_budget
 from pytest_neuronperf.gate.compare import Comparison
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.session.verdict import compare_one, judge
-from pytest_neuronperf.settings import Settings, defaults
+from pytest_neuronperf.settings import defaults
 from pytest_neuronperf.stats import Stats
 
 TIMES = [100.0 + i for i in range(10)]
@@ -48,7 +48,7 @@ def against(baseline: Measurement, now: Measurement, **settings: object) -> Comp
         Entry.of(baseline),
         now,
         (),
-        Settings(**settings),  # type: ignore[arg-type]
+        replace(defaults(), **settings),  # type: ignore[arg-type]
         host_timed=now.backend == "cpu",
         where="b.json",
     )
