@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ..trace.analysis import (
-    AnalysisError,
     RoundResult,
     TraceIndex,
     compile_activity,
+    find_markers,
     region_ops,
 )
 from ..trace.events import Event, Kind, events_from_function_events
@@ -167,14 +167,7 @@ def backfill_rounds(function_events: Iterable[Any], markers: Sequence[str]) -> l
     """One BackfillRound per marker (each must occur), from ``prof.events()``."""
     events, source = _paired(function_events)
     index = TraceIndex.build(events)
-    wanted = set(markers)
-    found: dict[str, Event] = {}
-    for ev in events:
-        if ev.kind is Kind.ANNOTATION and ev.name in wanted and ev.name not in found:
-            found[ev.name] = ev
-    missing = [m for m in markers if m not in found]
-    if missing:
-        raise AnalysisError(f"profiler output lacks the region markers {missing}")
+    found = find_markers(events, markers)
     return [_round(found[m], index, source) for m in markers]
 
 

@@ -362,6 +362,12 @@ def analyze_markers(
 ) -> list[RoundResult]:
     """One RoundResult per marker name, in the order given. Each marker must occur once."""
     index = TraceIndex.build(events)
+    found = find_markers(events, markers)
+    return [analyze_node(found[m], mode, index) for m in markers]
+
+
+def find_markers(events: Sequence[Event], markers: Sequence[str]) -> dict[str, Event]:
+    """The first annotation of each marker name; AnalysisError naming any that is missing."""
     found: dict[str, Event] = {}
     wanted = set(markers)
     for ev in events:
@@ -370,7 +376,7 @@ def analyze_markers(
     missing = [m for m in markers if m not in found]
     if missing:
         raise AnalysisError(f"profiler output lacks the region markers {missing}")
-    return [analyze_node(found[m], mode, index) for m in markers]
+    return found
 
 
 def summarize(
