@@ -100,6 +100,9 @@ class Measurement:
     # Set when the first window's host time regressed against the baseline and a second
     # window was sampled and judged in its place (measure.py); says what the first showed.
     recheck_note: str = ""
+    # Sentences about how the host time was taken that a reader should see beside it: calls
+    # quantised at the scheduler tick (measure/tick.py).
+    host_notes: tuple[str, ...] = ()
 
     @property
     def roofline(self) -> Roofline | None:
@@ -163,6 +166,7 @@ class Measurement:
                 self.host_relative_dispatch.to_dict() if self.host_relative_dispatch else None
             ),
             "recheck_note": self.recheck_note,
+            "host_notes": list(self.host_notes),
         }
 
     @classmethod
@@ -202,6 +206,7 @@ class Measurement:
             dispatch_reference_us=_stats_or_none(d.get("dispatch_reference_us")),
             host_relative_dispatch=_stats_or_none(d.get("host_relative_dispatch")),
             recheck_note=str(d.get("recheck_note", "")),
+            host_notes=tuple(str(v) for v in d.get("host_notes", [])),
         )
 
 

@@ -149,6 +149,7 @@ class NeuronPerfPlugin:
                 count_work=self.settings.count_work,
                 reference=self.settings.reference,
                 window=self.settings.window,
+                threads=self.settings.threads,
                 # A baseline is one recording that every later run is judged against.
                 record_windows=RECORD_WINDOWS if self.settings.update else 1,
             )
@@ -192,7 +193,7 @@ class NeuronPerfPlugin:
         s = self.settings
         return (
             f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup} "
-            f"window={s.window:g}s"
+            f"window={s.window:g}s threads={s.threads}"
         )
 
     @pytest.hookimpl(trylast=True)
@@ -447,18 +448,23 @@ class NeuronPerfPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.records:
             return
+        from .reports.fit import terminal_width, wrap
         from .reports.terminal import header_line, measurement_detail, summary_table
 
+        width = terminal_width(terminalreporter)
         if not self.settings.enabled:
             over = [r for r in self.records if r.status == "over budget"]
-            terminalreporter.write_line(
+            for line in wrap(
                 f"neuronperf: {len(self.records)} budgeted measurements, {len(over)} over budget "
-                "(run with --neuron-profile for the report)"
-            )
+                "(run with --neuron-profile for the report)",
+                width,
+            ):
+                terminalreporter.write_line(line)
             return
         terminalreporter.section("neuronperf")
-        terminalreporter.write_line(header_line(self.records, self.backend_note))
-        terminalreporter.write_line(summary_table(self.records))
+        for line in wrap(header_line(self.records, self.backend_note), width):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(summary_table(self.records, width))
         if self.settings.details or self.config.get_verbosity() > 0:
             for r in self.records:
                 terminalreporter.write_line("")
@@ -478,6 +484,7 @@ class NeuronPerfPlugin:
                 stale=self.stale,
                 not_written=self.not_written,
                 damaged=self.baselines.damaged,
+                width=width,
             ):
                 terminalreporter.write_line(line)
 

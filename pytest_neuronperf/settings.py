@@ -153,6 +153,17 @@ SPECS: tuple[Spec, ...] = (
         "call per round)",
     ),
     Spec(
+        "threads",
+        "--neuron-profile-threads",
+        "neuron_profile_threads",
+        "NEURONPERF_THREADS",
+        _positive_int,
+        1,
+        "intra-op threads torch uses while a host-timed (cpu) region is measured (default 1; "
+        "the user's setting is restored afterwards); stored with each baseline entry, which "
+        "is judged only against measurements at the same count",
+    ),
+    Spec(
         "details",
         "--neuron-profile-details",
         "neuron_profile_details",
@@ -296,6 +307,7 @@ class Settings:
     rounds: int = 10
     warmup: int = 3
     window: float = 1.0
+    threads: int = 1
     details: bool = False
     trace_dir: Path | None = None
     profile_dir: Path | None = None
