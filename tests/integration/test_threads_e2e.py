@@ -56,13 +56,11 @@ def entry(pytester: pytest.Pytester, test: str, region: str) -> dict[str, object
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
     import platform
 
     if platform.machine() != "x86_64":
         pytest.skip("file names below assume an x86_64 CPU")
-    # Wide enough that each footer sentence is one line (they wrap to the terminal).
-    monkeypatch.setenv("COLUMNS", "400")
     pytester.makepyfile(test_it=MODULE)
     return pytester
 
