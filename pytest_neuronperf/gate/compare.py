@@ -116,7 +116,6 @@ def compare(
         return Comparison(NOT_COMPARABLE, notes=(NOT_COMPARABLE_NOTE + threads,), gated=gated)
     # The window decides how host time was sampled: counts are still judged, host time not.
     window = _recorded_otherwise(entry, m, WINDOW_KEY)
-    host_judged = (compare_host or host_timed) and not window
     fails: list[str] = []
     gains: list[str] = []
     notes: list[str] = []
@@ -154,7 +153,7 @@ def compare(
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
          m.device_reference_us, not host_timed),
         ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
-         host_judged),
+         compare_host or host_timed),
     ):  # fmt: skip
         if metric == "host_us" and window:
             continue

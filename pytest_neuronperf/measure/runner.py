@@ -31,7 +31,7 @@ from .compile_watch import CompileWatch
 from .progress import Writer, phase
 from .reference import Reference
 from .settle import Settled, page_faults, settle
-from .threads import THREADS_KEY, fixed_threads
+from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
 from .tick import scheduler_note
 from .window import RECORD_WINDOWS, WINDOW_KEY, HostSamples, pooled, sample_host
 
@@ -111,6 +111,7 @@ class Runner:
     def _seq_no(self) -> int:
         return next(self._seq)
 
+    @at_fixed_threads
     def measure_callable(
         self,
         fn: Callable[..., Any],
@@ -136,27 +137,26 @@ class Runner:
                 f"rounds must be >= 1 and warmup >= 0 (got rounds={rounds}, warmup={warmup})"
             )
         self._prepare()
-        with fixed_threads(self.threads):
-            with CompileWatch() as watch:
-                result, measurement, prof = self._run_callable(
-                    fn, args, kwargs, test_id=test_id, name=name, warmup=warmup, rounds=rounds
-                )
-            notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
-                f"recompiled: {r}" for r in watch.recompile_reasons
+        with CompileWatch() as watch:
+            result, measurement, prof = self._run_callable(
+                fn, args, kwargs, test_id=test_id, name=name, warmup=warmup, rounds=rounds
             )
-            measurement = replace(
-                measurement,
-                recompiles=max(measurement.recompiles, watch.recompiles),
-                compile_notes=notes,
-                # Host time is sampled over the window: a baseline is judged only against
-                # measurements sampled the same way (compare.py).
-                environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
-            )
-            self._export(prof, test_id, name, [name])
-            if self.count_work:
-                measurement = self._with_work(fn, args, kwargs, measurement)
-            if recheck is not None:
-                measurement = self._recheck(fn, args, kwargs, measurement, recheck)
+        notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
+            f"recompiled: {r}" for r in watch.recompile_reasons
+        )
+        measurement = replace(
+            measurement,
+            recompiles=max(measurement.recompiles, watch.recompiles),
+            compile_notes=notes,
+            # Host time is sampled over the window: a baseline is judged only against
+            # measurements sampled the same way (compare.py).
+            environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
+        )
+        self._export(prof, test_id, name, [name])
+        if self.count_work:
+            measurement = self._with_work(fn, args, kwargs, measurement)
+        if recheck is not None:
+            measurement = self._recheck(fn, args, kwargs, measurement, recheck)
         return result, measurement
 
     def _sample_host(
@@ -386,17 +386,17 @@ class Runner:
         entry = _OpenRegion(name, marker)
         self._open.append(entry)
         try:
-            with fixed_threads(self.threads):
-                t0 = time.perf_counter_ns()
-                with (
-                    profile(
-                        activities=self.backend.activities(), **self.backend.profiler_kwargs()
-                    ) as prof,
-                    record_function(marker),
-                ):
-                    yield
-                    self.backend.synchronize()
-                wall = (time.perf_counter_ns() - t0) / 1e3
+            t0 = time.perf_counter_ns()
+            with (
+                fixed_threads(self.threads),
+                profile(
+                    activities=self.backend.activities(), **self.backend.profiler_kwargs()
+                ) as prof,
+                record_function(marker),
+            ):
+                yield
+                self.backend.synchronize()
+            wall = (time.perf_counter_ns() - t0) / 1e3
         finally:
             self._open.pop()
         names = [name] + [n for n, _ in entry.nested]

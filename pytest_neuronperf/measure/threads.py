@@ -9,8 +9,10 @@ for the same reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 # The environment key a measurement and its baseline entry carry the count under.
 THREADS_KEY = "threads"
@@ -33,3 +35,25 @@ def fixed_threads(count: int | None) -> Iterator[None]:
     finally:
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
+
+
+class _HasThreads(Protocol):
+    threads: int | None
+
+
+_S = TypeVar("_S", bound=_HasThreads)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def at_fixed_threads(
+    method: Callable[Concatenate[_S, _P], _R],
+) -> Callable[Concatenate[_S, _P], _R]:
+    """A method of an object with a ``threads`` attribute, run inside fixed_threads."""
+
+    @functools.wraps(method)
+    def run(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with fixed_threads(self.threads):
+            return method(self, *args, **kwargs)
+
+    return run

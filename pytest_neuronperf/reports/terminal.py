@@ -11,7 +11,7 @@ from ..gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
 from ..model import Measurement, Record
-from .fit import elide, fit_table, wrap
+from .fit import MERGE_COUNTS, elide, fit_table, wrap
 
 if TYPE_CHECKING:
     from ..baselines.store import Key
@@ -74,7 +74,7 @@ _DROP = (
     "bound",
     "% of bound",
     "budget",
-    "ops+kernels",
+    MERGE_COUNTS,
     "host µs",
     "kernels",
 )
