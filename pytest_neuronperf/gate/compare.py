@@ -53,10 +53,11 @@ class Comparison:
 
 
 def too_wide(c: TimeChange) -> bool:
-    """An interval that left the verdict "same" without saying it: the point estimate lies
-    outside the tolerance band, or the interval reaches past it on both sides."""
+    """An interval too wide to judge: it holds no change at all, yet its point estimate lies
+    beyond the tolerance ("same +53300%"). A narrow interval at the band's edge (-19..-8%
+    at 10%) was judged: not credibly beyond the tolerance, and keeps its figure."""
     up, down = 1 + c.tolerance, 1 / (1 + c.tolerance)
-    return not down <= c.ratio <= up or (c.low < down and c.high > up)
+    return not down <= c.ratio <= up and c.low <= 1 <= c.high
 
 
 def _recorded_otherwise(entry: Entry, m: Measurement, key: str) -> str:

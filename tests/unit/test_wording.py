@@ -84,14 +84,15 @@ def test_an_interval_too_wide_to_judge_is_not_called_same() -> None:
     cell = c.cell()
     assert cell.startswith("not judged (interval ") and cell.endswith("%)"), cell
     assert "same" not in cell
-    gone = [1.0 + i * 0.01 for i in range(5)] + [100.0 + i for i in range(5)]
-    assert (
-        compare(entry, measured(gone), tolerance=0.1, host_timed=True)
-        .cell()
-        .startswith("not judged (interval -")
-    )
-    # A narrow interval inside the tolerance is "same" with its figure, as before.
+    gone = [1.0 + i * 0.01 for i in range(5)] + [110.0 + i for i in range(5)]
+    cell = compare(entry, measured(gone), tolerance=0.1, host_timed=True).cell()
+    assert cell.startswith("not judged (interval -"), cell
+    # A narrow interval inside the tolerance is "same" with its figure, as before; so is a
+    # narrow one at the band's edge: it was judged, not credibly faster than 10%.
     assert compare(entry, measured(BASE), tolerance=0.1, host_timed=True).cell() == "same +0%"
+    edge = compare(entry, measured([v * 0.88 for v in BASE]), tolerance=0.1, host_timed=True)
+    assert edge.host is not None and edge.host.low < 1 / 1.1 < edge.host.high < 1
+    assert edge.cell() == "same -12%"
 
 
 # --- the Markdown report
