@@ -77,8 +77,9 @@ def fit_table(
 ) -> str:
     """A "simple" tabulate table no wider than ``width`` where that can be done: columns
     named in ``drop_first`` go in that order (MERGE_COUNTS merges ops and kernels) while the
-    elastic columns would have to shrink below their kept width; then those shrink, widest
-    first, down to their least width."""
+    elastic columns (test, region, budget, baseline) would have to shrink below their kept
+    width; then those shrink, the one furthest above its kept width first, then each
+    towards its least width."""
     columns = {h: [str(row[i]) for row in rows] for i, h in enumerate(headers)}
     for step in drop_first:
         if _needed(columns) <= width:
