@@ -21,6 +21,11 @@ LONG_US = 500.0
 GRID = 0.10
 # Of the calls a tick could explain, this share must lie on its grid.
 EXPLAINED = 0.7
+# A round sample this many times a fast call of the same window, and a millisecond or more,
+# waited whatever the grid: in bench_gate on 2 threads under two burners such rounds were
+# 86-1004x, the stalls no longer tick-aligned (27.9-36.0 ms); on 1 thread, 150 measurements
+# under the same load, no round passed 3.6x.
+WAITED = 20.0
 
 
 def on_grid(us: float, tick: float) -> bool:
@@ -59,26 +64,34 @@ def scheduler_note(
     bench_gate measurements whose round samples none did (docs/threads.md)."""
     if calls < 1 or not rounds_us:
         return ""
-    tick = tick_of(long_calls)
-    if tick is None:
-        return ""
-    hit = [r for r in rounds_us if on_grid(r, tick)]
-    calls_hit = sum(on_grid(t, tick) for t in long_calls)
     fast = min(fast_us, default=None)
-    waited_some = fast is not None and fast <= tick / 10 and bool(hit)
-    waited_all = len(hit) >= 0.6 * len(rounds_us) and len({round(r / tick) for r in hit}) >= 3
-    if not (waited_some or waited_all):
-        return ""
     why = (
         f"with {threads} threads a parallel op waits until every one of them gets a core; "
         "measure with --neuron-profile-threads=1 or on a quieter machine"
         if threads is not None and threads > 1
         else "the process was preempted by others on a busy machine"
     )
-    cost = f", while a fast call took {fast:,.1f} µs" if fast is not None and waited_some else ""
+    tail = f": {why}; such samples time the scheduler, not the code"
+    tick = tick_of(long_calls)
+    if tick is not None:
+        hit = [r for r in rounds_us if on_grid(r, tick)]
+        calls_hit = sum(on_grid(t, tick) for t in long_calls)
+        waited_some = fast is not None and fast <= tick / 10 and bool(hit)
+        waited_all = len(hit) >= 0.6 * len(rounds_us) and len({round(r / tick) for r in hit}) >= 3
+        if waited_some or waited_all:
+            cost = f", while a fast call took {fast:,.1f} µs" if waited_some and fast else ""
+            return (
+                f"scheduler: {len(hit)} of {len(rounds_us)} round samples and {calls_hit:,} of "
+                f"{calls:,} calls ({calls_hit / calls * 100:.1f}%) took whole multiples of the "
+                f"{tick / 1000:.3g} ms scheduler tick{cost}{tail}"
+            )
+    if fast is None or fast <= 0:
+        return ""
+    slow = [r for r in rounds_us if r >= max(min(TICKS_US), WAITED * fast)]
+    if not slow:
+        return ""
     return (
-        f"scheduler: {len(hit)} of {len(rounds_us)} round samples and {calls_hit:,} of "
-        f"{calls:,} calls ({calls_hit / calls * 100:.1f}%) took whole multiples of the "
-        f"{tick / 1000:.3g} ms scheduler tick{cost}: {why}; such samples time the "
-        "scheduler, not the code"
+        f"scheduler: {len(slow)} of {len(rounds_us)} round samples took {WAITED:g} times a "
+        f"fast call or more ({max(slow):,.0f} µs against {fast:,.1f} µs): most of their "
+        f"calls waited for a core{tail}"
     )

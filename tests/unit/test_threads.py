@@ -220,6 +220,24 @@ def test_every_call_waiting_is_flagged_without_a_fast_call() -> None:
     assert scheduler_note(steady, 6, steady, steady, 1) == ""
 
 
+def test_rounds_far_above_a_fast_call_are_flagged_off_the_grid() -> None:
+    # bench_gate's mul_sum on 2 threads under two burners (rerun a-1): one round ran, nine
+    # waited 30.7-31.9 ms, too far from whole ticks for the grid to explain them.
+    rounds = [31_816.0, 31_384.0, 31_663.0, 31_768.0, 30_740.0, 31_840.0, 31_563.0, 31_919.0]
+    rounds += [67.0, 31_648.0]
+    waited = [r for r in rounds if r > 1_000] + [29_407.0, 27_877.0, 33_080.0]
+    assert tick_of(waited) is None
+    note = scheduler_note(waited, 61, rounds, [60.0, *rounds[:8]], 2)
+    assert note.startswith(
+        "scheduler: 9 of 10 round samples took 20 times a fast call or more (31,919 µs "
+        "against 60.0 µs): most of their calls waited for a core: with 2 threads"
+    )
+    # Every call waited (rerun a-0): with no fast call and no grid nothing tells it from
+    # code that costs 31 ms, and nothing is said.
+    stalled = [31_698.0, 31_689.0, 29_407.0, 31_742.0, 31_742.0, 27_877.0, 31_068.0, 31_290.0]
+    assert scheduler_note(stalled, 33, stalled, stalled, 2) == ""
+
+
 def test_calls_on_the_grid_without_a_round_sample_there_are_not_flagged() -> None:
     # As bench_gate's mul_sum on one thread at load 6: 154 of 6,115 calls preempted for a
     # tick or two, every round sample (the median of its calls) untouched.
