@@ -25,9 +25,11 @@ README example's naive RMSNorm at 16x1024 (about 24 µs, nearly all dispatch).
 Each rerun is a fresh process, as CI runs are: in-process reruns would share allocator and
 cache state and understate run-to-run drift. Both tools run single-threaded torch: on this
 2-core box a parallel op waits milliseconds for a core another process holds.
+``--torch-threads=default`` leaves torch's own count instead (OMP_NUM_THREADS unset): ours
+then measures at its --neuron-profile-threads (1), pytest-benchmark at torch's count.
 
     python benchmarks/bench_gate.py [--aa 20] [--fusion 5] [--slow 20] [--only abcdefg]
-                                    [--record-processes 3] [--keep DIR]
+                                    [--record-processes 3] [--keep DIR] [--torch-threads N]
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ import os
 import pytest
 import torch
 
-torch.set_num_threads(1)
+# --torch-threads=default leaves torch's own count (and OMP_NUM_THREADS unset): what a suite
+# that never thought about threads does; pytest-neuronperf then fixes the count itself.
+if os.environ.get("BENCH_TORCH_THREADS", "1") != "default":
+    torch.set_num_threads(int(os.environ.get("BENCH_TORCH_THREADS", "1")))
 INJECT = os.environ.get("BENCH_INJECT", "none")
 # More data through the same ops, enough for each region to take at least 25% longer: RMSNorm's
 # six small ops spend much of their time in dispatch, so its rows grow 1.7x (+27-36% measured);
@@ -118,6 +123,10 @@ WORKLOAD_NAMES = ("mul_sum", "rmsnorm", "tiny")
 PB_FAILED = re.compile(r"(test_pb\[\w+\]) \(\d+_\w+\) - Field 'median' has failed")
 
 
+# The workload's torch thread count ("default": torch's own), set from --torch-threads.
+TORCH_THREADS = ["1"]
+
+
 def run(
     project: Path, inject: str, extra: list[str]
 ) -> tuple[set[str], set[str], dict[str, float], int]:
@@ -128,7 +137,14 @@ def run(
     measurements needed a second look because the first one regressed)."""
     junit = project / "junit.xml"
     report = project / "report.json"
-    env = dict(os.environ, BENCH_INJECT=inject, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(
+        os.environ,
+        BENCH_INJECT=inject,
+        PYTHONDONTWRITEBYTECODE="1",
+        BENCH_TORCH_THREADS=TORCH_THREADS[0],
+    )
+    if TORCH_THREADS[0] == "default":
+        env.pop("OMP_NUM_THREADS", None)
     cmd = [
         sys.executable,
         "-m",
@@ -194,7 +210,13 @@ def main() -> None:
     parser.add_argument(
         "--only", default="abcdefg", help="the scenarios to run, by letter (a is always run)"
     )
+    parser.add_argument(
+        "--torch-threads",
+        default="1",
+        help="the workload's torch.set_num_threads, or 'default' for torch's own count",
+    )
     opts = parser.parse_args()
+    TORCH_THREADS[0] = opts.torch_threads
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench_gate_") as tmp:
         project = Path(tmp)

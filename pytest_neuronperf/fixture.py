@@ -8,6 +8,7 @@ from typing import Any
 
 from .measure.runner import MeasureError, Runner
 from .model import Measurement
+from .names import callable_name as _callable_name
 
 _NOT_MEASURED = (
     "nothing was measured: this test has no neuron_budget marker and --neuron-profile is off, "
@@ -127,13 +128,6 @@ class NeuronProfile:
         while f"{name}#{i}" in taken:
             i += 1
         return f"{name}#{i}"
-
-
-def _callable_name(fn: Callable[..., Any]) -> str:
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    if name is None and hasattr(fn, "func"):  # functools.partial
-        return _callable_name(fn.func)
-    return str(name or type(fn).__name__)
 
 
 def benchmark_extra_info(benchmark: Any) -> Callable[[Measurement], None]:

@@ -33,6 +33,8 @@ class BaselineStatus(StrEnum):
     CHANGED = "changed"  # other ops at the same count
     IMPROVED = "improved"  # fewer ops, kernels or work, or credibly faster
     REGRESSED = "regressed"  # fails the test
+    # recorded another way (thread count, window): nothing judged, never a failure
+    NOT_COMPARABLE = "not comparable"
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,9 @@ class Measurement(Figures):
     # Device backends: where the device time came from and how a second source agreed
     # (Neuron: the key_averages() backfill beside the runtime trace; docs/neuron.md).
     device_notes: tuple[str, ...] = ()
+    # Sentences about how the host time was taken that a reader should see beside it: calls
+    # quantised at the scheduler tick (measure/tick.py).
+    host_notes: tuple[str, ...] = ()
 
     @property
     def roofline(self) -> Roofline | None:

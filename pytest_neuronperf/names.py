@@ -1,8 +1,10 @@
-"""Names derived from test ids and regions: file names, modules."""
+"""Names derived from test ids, regions and callables: file names, modules, measurements."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 
 def safe_filename(text: str) -> str:
@@ -14,3 +16,34 @@ def safe_filename(text: str) -> str:
 def module_of(test_id: str) -> str:
     """``tests/test_x.py::test_y[p]`` -> ``tests/test_x.py``."""
     return test_id.split("::", 1)[0]
+
+
+# torch's C builtins carry the name of the binding they live in, not the one users call:
+# ``torch.exp.__qualname__`` is ``_VariableFunctionsClass.exp``, ``F.gelu`` lives in
+# ``torch._C._nn``. Module -> (public prefix, the binding's own prefix on the name).
+_TORCH_BINDINGS = {
+    "torch._C._nn": ("torch.nn.functional.", ""),
+    "torch._C._linalg": ("torch.linalg.", "linalg_"),
+    "torch._C._special": ("torch.special.", "special_"),
+    "torch._C._fft": ("torch.fft.", "fft_"),
+}
+
+
+def callable_name(fn: Callable[..., Any]) -> str:
+    """The name a measurement of ``fn`` gets when the test gives none: its qualified name,
+    torch builtins by the name they are called by (``torch.exp``, ``torch.Tensor.add``)."""
+    if type(fn).__name__ in ("OpOverload", "OpOverloadPacket"):
+        return f"torch.ops.{fn}"  # str() is "aten.mul.Tensor"; the qualname is pybind's
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if name is None and hasattr(fn, "func"):  # functools.partial
+        return callable_name(fn.func)
+    text = str(name or type(fn).__name__)
+    module = getattr(fn, "__module__", None)
+    if text.startswith("_VariableFunctionsClass."):
+        return "torch." + text.removeprefix("_VariableFunctionsClass.")
+    if text.startswith("TensorBase."):
+        return "torch.Tensor." + text.removeprefix("TensorBase.")
+    if module in _TORCH_BINDINGS and "." not in text:
+        public, own = _TORCH_BINDINGS[module]
+        return public + text.removeprefix(own)
+    return text

@@ -241,6 +241,17 @@ SPECS: tuple[Spec, ...] = (
         note="host time sampled over 1 s; 0: one call per round",
     ),
     Spec(
+        "threads",
+        "--neuron-profile-threads",
+        "neuron_profile_threads",
+        "NEURONPERF_THREADS",
+        _positive_int,
+        1,
+        "intra-op threads torch uses while a host-timed (cpu) region is measured (default 1; "
+        "the user's setting is restored afterwards); stored with each baseline entry, which "
+        "is judged only against measurements at the same count",
+    ),
+    Spec(
         "details",
         "--neuron-profile-details",
         "neuron_profile_details",
@@ -419,6 +430,7 @@ class Settings:
     rounds: int
     warmup: int
     window: float
+    threads: int
     details: bool
     trace_dir: Path | None
     profile_dir: Path | None

@@ -18,3 +18,10 @@ def _short_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 50 ms sampling window in the runs these tests start: the windowed path is exercised
     everywhere at a twentieth of the default second. Tests of the window set their own."""
     monkeypatch.setenv("NEURONPERF_WINDOW", "0.05")
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 250-column terminal in the runs these tests start: the table keeps its columns and
+    each footer sentence its line (both fit the terminal). Tests of the width set their own."""
+    monkeypatch.setenv("COLUMNS", "250")

@@ -34,10 +34,34 @@ def record(pytest_args: Sequence[str], processes: int, run: Run = _run) -> int:
         print(f"neuronperf record: process {i + 1} of {processes} ({flag})", flush=True)
         status = run([sys.executable, "-m", "pytest", flag, *args])
         if status != 0:
-            print(
-                f"neuronperf record: process {i + 1} exited with status {status}; "
-                "stopped (the baselines hold what the processes before it recorded)",
-                file=sys.stderr,
-            )
+            print(stopped(i + 1, processes, status), file=sys.stderr)
             return status
     return 0
+
+
+# pytest's exit status when tests failed: the run finished, and the plugin wrote the entries
+# of the tests that passed (plugin.WRITE_ON_EXIT); after any other failure it wrote nothing.
+TESTS_FAILED = 1
+
+
+def stopped(n: int, processes: int, status: int) -> str:
+    """What the failing process ``n`` (from 1) left in the baselines, and what did not run."""
+    if status == TESTS_FAILED:
+        wrote = (
+            "it recorded the entries of the tests that passed, not of those that failed"
+            if n == 1
+            else "it added the rounds of the tests that passed to their entries (each now "
+            f"over at most {n} processes), nothing of those that failed"
+        )
+    else:
+        wrote = "it wrote nothing (baselines are written only after exit status 0 or 1)"
+        if n > 1:
+            wrote += f"; the baselines hold what {_processes(1, n - 1)} recorded"
+    rest = f"; {_processes(n + 1, processes)} did not run" if n < processes else ""
+    return (
+        f"neuronperf record: process {n} of {processes} exited with status {status}: {wrote}{rest}"
+    )
+
+
+def _processes(first: int, last: int) -> str:
+    return f"process {first}" if first == last else f"processes {first}-{last}"

@@ -193,7 +193,23 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
             )
         ]
     out: list[Violation] = []
+    limited = bool(budget.limits()) or budget.min_roofline_fraction is not None
     for m in selected:
+        if limited and m.ops == 0:
+            # Every limit would pass on nothing: the work ran elsewhere or not at all.
+            out.append(
+                Violation(
+                    m.region,
+                    "ops",
+                    None,
+                    0,
+                    f"neuron_budget: region {m.region!r} ran no op, so its budget "
+                    f"({budget.describe()}) checked nothing; the torch work ran outside the "
+                    "measurement (before the region, on data prepared earlier) or not at all "
+                    "(a generator, a lazy result, code that returned early)",
+                )
+            )
+            continue
         if budget.max_ops is not None and m.ops > budget.max_ops:
             out.append(
                 Violation(

@@ -8,15 +8,21 @@ from dataclasses import dataclass, replace
 
 from ..baselines.entry import Entry
 from ..measure.reference import against_reference
+from ..measure.threads import THREADS_KEY
+from ..measure.window import WINDOW_KEY
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.analysis import op_diff_text
 
+NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
+# Starts every note saying why an entry was not judged; the footer gathers them (terminal).
+NOT_COMPARABLE_NOTE = f"{_PREFIX}: {NOT_COMPARABLE}: "
 
 
 @dataclass(frozen=True)
 class Comparison:
+    # not comparable: the entry was recorded another way (threads, window), never a failure.
     status: BaselineStatus
     failures: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -34,7 +40,45 @@ class Comparison:
         if change is None or change.verdict == "unjudged":
             # Too few rounds to judge time (see stats.MIN_ROUNDS): counts only.
             return self.status
+        if change.verdict == "same" and too_wide(change):
+            # "same +53300%" reads as a contradiction: the data could not tell.
+            judged = "not judged" if self.status == "same" else f"{self.status}, not judged"
+            return (
+                f"{judged} (interval {change.percent(change.low)}..{change.percent(change.high)})"
+            )
         return f"{self.status} {change.percent()}"
+
+
+def too_wide(c: TimeChange) -> bool:
+    """An interval too wide to judge: it holds no change at all, yet its point estimate lies
+    beyond the tolerance ("same +53300%"). A narrow interval at the band's edge (-19..-8%
+    at 10%) was judged: not credibly beyond the tolerance, and keeps its figure."""
+    up, down = 1 + c.tolerance, 1 / (1 + c.tolerance)
+    return not down <= c.ratio <= up and c.low <= 1 <= c.high
+
+
+def _recorded_otherwise(entry: Entry, m: Measurement, key: str) -> str:
+    """How the entry was recorded differently from this measurement for ``key``, or "".
+    A measurement without the key (a device backend, a with-region) is not held to it."""
+    now = m.environment.get(key)
+    then = entry.environment.get(key)
+    if now is None or then == now:
+        return ""
+    return f"recorded with {_setting(key, then)}, now {_setting(key, now)}"
+
+
+def _setting(key: str, value: str | None) -> str:
+    if key == THREADS_KEY:
+        if value is None:
+            return "an unknown thread count (an entry from before it was stored)"
+        return f"{value} thread{'' if value == '1' else 's'}"
+    if value is None:
+        return "an unknown window (an entry from before it was stored)"
+    try:
+        seconds = float(value)
+    except ValueError:
+        return f"window {value!r}"
+    return "no window (one call per round)" if seconds == 0 else f"a {value} s window"
 
 
 def compare(
@@ -63,6 +107,13 @@ def compare(
                 "pytest --neuron-profile --neuron-profile-update",
             )
         return Comparison(BaselineStatus.NEW, failures)
+    gated = "host_us" if host_timed else "device_us"
+    threads = _recorded_otherwise(entry, m, THREADS_KEY)
+    if threads:
+        # The kernel count and every time depend on the thread count: nothing is judged.
+        return Comparison(NOT_COMPARABLE, notes=(NOT_COMPARABLE_NOTE + threads,), gated=gated)
+    # The window decides how host time was sampled: counts are still judged, host time not.
+    window = _recorded_otherwise(entry, m, WINDOW_KEY)
     fails: list[str] = []
     gains: list[str] = []
     notes: list[str] = []
@@ -102,6 +153,8 @@ def compare(
         ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
          compare_host or host_timed),
     ):  # fmt: skip
+        if metric == "host_us" and window:
+            continue
         change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
         if metric == "host_us" and by_reference:
             change = _judge_relative(entry, m, tolerance) or change
@@ -115,12 +168,17 @@ def compare(
             gains.append(text + "; run --neuron-profile-update to keep it")
     if then_torch and now_torch and then_torch != now_torch:
         notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
+    if window and (compare_host or host_timed):
+        notes.append(NOT_COMPARABLE_NOTE + f"host time {window}")
     if fails:
         status = BaselineStatus.REGRESSED
     elif gains:
         status = BaselineStatus.IMPROVED
     elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
         status = BaselineStatus.CHANGED
+    elif window and host_timed:
+        # Counts held, and the time the verdict rests on could not be judged.
+        status = NOT_COMPARABLE
     else:
         status = BaselineStatus.SAME
     needs_write = (
@@ -137,10 +195,10 @@ def compare(
         status,
         tuple(fails),
         tuple(gains + notes),
-        changes["device_us"],
-        changes["host_us"],
+        changes.get("device_us"),
+        changes.get("host_us"),
         needs_write,
-        "host_us" if host_timed else "device_us",
+        gated,
     )
 
 

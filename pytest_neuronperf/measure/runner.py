@@ -10,9 +10,11 @@ measurements behind them: docs/design.md, "How a callable is measured".
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,7 +33,9 @@ from .compile_watch import CompileWatch
 from .progress import Writer, phase
 from .reference import Reference
 from .settle import Settled, page_faults, settle
-from .window import RECORD_WINDOWS, HostSamples, pooled, sample_host
+from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
+from .tick import scheduler_note
+from .window import RECORD_WINDOWS, WINDOW_KEY, HostSamples, pooled, sample_host
 
 
 class MeasureError(NeuronPerfError, RuntimeError):
@@ -59,8 +63,12 @@ class Runner:
         reference: bool = True,
         window: float = 0.0,
         record_windows: int = 1,
+        threads: int | None = None,
     ) -> None:
         self.backend = backend
+        # Intra-op threads while host-timed code is measured (threads.py); device backends
+        # time the device and leave the user's count alone.
+        self.threads = threads if backend.mode == "host" else None
         # Seconds over which host time is sampled (window.py).
         self.window = window
         # Windows pooled per measurement when recording baselines (window.pooled).
@@ -92,6 +100,8 @@ class Runner:
         if self._environment is None:
             env = dict(self.backend.versions())
             env["device_kind"] = self.backend.device_kind()
+            if self.threads is not None:
+                env[THREADS_KEY] = str(self.threads)
             self._environment = env
         return self._environment
 
@@ -103,6 +113,7 @@ class Runner:
     def _seq_no(self) -> int:
         return next(self._seq)
 
+    @at_fixed_threads
     def measure_callable(
         self,
         fn: Callable[..., Any],
@@ -139,6 +150,9 @@ class Runner:
             measurement,
             recompiles=max(measurement.recompiles, watch.recompiles),
             compile_notes=notes,
+            # Host time is sampled over the window: a baseline is judged only against
+            # measurements sampled the same way (compare.py).
+            environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
         )
         self._export(prof, test_id, name, [name])
         if self.count_work:
@@ -197,7 +211,7 @@ class Runner:
             m,
             host_us=Stats.of(again.host_us),
             recheck_note=note,
-            **_host_fields(again, self.window),
+            **_host_fields(again, self.window, self.threads, self._floor(m)),
         )
 
     def _with_work(
@@ -260,6 +274,8 @@ class Runner:
                 sync()
                 us = (clock() - t0) / 1e3
                 warmup_faults.append(faults() - f0)
+            if i == 0:
+                refuse_lazy(result, name)
             warmup_us += us
             if i == 0:
                 first_call_us = us
@@ -279,6 +295,8 @@ class Runner:
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
             sampled = self._sample_host(fn, args, kwargs, rounds)
         result = sampled.result
+        if not warmup:
+            refuse_lazy(result, name)
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
         prime = marker_name(seq, name, PRIME)
@@ -326,12 +344,17 @@ class Runner:
         measurement = replace(
             measurement,
             settle_calls=settled.extra_calls,
-            **_host_fields(sampled, self.window),
+            **_host_fields(sampled, self.window, self.threads, self._floor(measurement)),
             device_reference_us=Stats.of(device_refs) if device_refs else None,
             page_faults=median(round_faults) if page_faults is not None else None,
             device_notes=analyzed.notes,
         )
         return result, measurement, prof
+
+    def _floor(self, m: Measurement) -> tuple[float, ...]:
+        """On cpu the profiled rounds time the ops alone: a figure of what the code costs
+        when it runs, for telling calls that waited for the scheduler (tick.py)."""
+        return (m.device_us.min,) if self.backend.mode == "host" and m.device_us.n else ()
 
     @contextmanager
     def region(
@@ -358,9 +381,12 @@ class Runner:
         self._open.append(entry)
         try:
             t0 = time.perf_counter_ns()
-            with profile(
-                activities=self.backend.activities(), **self.backend.profiler_kwargs()
-            ) as prof:
+            with (
+                fixed_threads(self.threads),
+                profile(
+                    activities=self.backend.activities(), **self.backend.profiler_kwargs()
+                ) as prof,
+            ):
                 w0 = time.time_ns()
                 with record_function(marker):
                     yield
@@ -438,9 +464,14 @@ def trace_filename(test_id: str, region: str, *, unique: bool = False) -> str:
     return f"{stem}.json"
 
 
-def _host_fields(s: HostSamples, window: float) -> dict[str, Any]:
-    """The Measurement fields one host window fills in."""
+def _host_fields(
+    s: HostSamples, window: float, threads: int | None, floor: tuple[float, ...]
+) -> dict[str, Any]:
+    """The Measurement fields one host window fills in; ``floor``: more figures of what a
+    call costs when it runs (Runner._floor)."""
+    note = scheduler_note(s.long_calls_us, s.calls, s.host_us, (*s.fast_us, *floor), threads)
     return {
+        "host_notes": (note,) if note else (),
         "host_calls": s.calls,
         "window_s": window * s.windows,
         "reference_us": Stats.of(s.reference_us) if s.reference_us else None,
@@ -448,3 +479,30 @@ def _host_fields(s: HostSamples, window: float) -> dict[str, Any]:
         "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,
         "host_relative_dispatch": (Stats.of(s.relative_dispatch) if s.relative_dispatch else None),
     }
+
+
+def refuse_lazy(result: Any, name: str) -> None:
+    """A callable that returns a generator, coroutine or other lazy result has not done its
+    work when it returns: timing it times the making of the promise. Raise, saying so."""
+    what = ""
+    if inspect.isgenerator(result):
+        what, fix = "a generator", "lambda: list(gen(...))"
+        result.close()
+    elif inspect.iscoroutine(result):
+        what, fix = "a coroutine", "lambda: asyncio.run(coro(...))"
+        result.close()  # no "never awaited" warning on top of this error
+    elif inspect.isasyncgen(result):
+        what, fix = "an async generator", "a function that runs it to the end"
+    elif inspect.isawaitable(result):
+        what, fix = "an awaitable", "a function that awaits it to the end"
+    elif isinstance(result, Future):
+        what, fix = "a future", "lambda: submit(...).result()"
+    elif isinstance(result, Iterator):
+        what, fix = "a lazy iterator", "lambda: list(it(...))"
+    if what:
+        raise MeasureError(
+            f"neuron_profile({name!r}): the callable returned {what} "
+            f"({type(result).__name__}), so its work had not run when it returned and "
+            f"nothing of it would be measured; measure a callable that does the work, "
+            f"such as {fix}"
+        )

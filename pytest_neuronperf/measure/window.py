@@ -16,10 +16,15 @@ from typing import Any
 
 from ..stats import quantile
 from .reference import Reference
+from .tick import LONG_US
 
 RELATIVE_QUANTILE = 0.10
 # Fewer calls and one stalled call is a round's decile: read 2,000x (docs/window-rounds.md).
 MIN_CALLS_PER_ROUND = 10
+
+# The environment key a callable's measurement and its baseline entry carry the window
+# under (seconds, ``%g``): a baseline is judged only against the same sampling.
+WINDOW_KEY = "window"
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,10 @@ class HostSamples:
     calls: int
     result: Any  # what the last call returned: the fixture hands it back to the test
     windows: int = 1  # more when pooled
+    # The calls of at least tick.LONG_US, and per round the low decile of its calls: what
+    # tick.scheduler_note needs to tell calls that waited for the scheduler.
+    long_calls_us: tuple[float, ...] = ()
+    fast_us: tuple[float, ...] = ()
 
 
 # Windows pooled per measurement when recording a baseline (--neuron-profile-update).
@@ -54,6 +63,8 @@ def sample_host(
     refs: dict[str, list[float]] = {"memory": [], "dispatch": []}
     relative: dict[str, list[float]] = {"memory": [], "dispatch": []}
     calls = 0
+    long_calls: list[float] = []
+    fast: list[float] = []
     result: Any = None
     start = clock()
     block_ns = window_s * 1e9 / rounds
@@ -77,6 +88,8 @@ def sample_host(
                 break
         calls += len(times)
         host.append(median(times))
+        fast.append(quantile(sorted(times), RELATIVE_QUANTILE))
+        long_calls.extend(t for t in times if t >= LONG_US)
         for kind, kind_ticks in ticks.items():
             if kind_ticks and all(t > 0 for t in kind_ticks):
                 refs[kind].append(median(kind_ticks))
@@ -90,6 +103,8 @@ def sample_host(
         relative["dispatch"],
         calls,
         result,
+        long_calls_us=tuple(long_calls),
+        fast_us=tuple(fast),
     )
 
 
@@ -117,4 +132,6 @@ def pooled(windows: list[HostSamples]) -> HostSamples:
         sum(w.calls for w in windows),
         windows[-1].result,
         sum(w.windows for w in windows),
+        tuple(t for w in windows for t in w.long_calls_us),
+        tuple(f for w in windows for f in w.fast_us),
     )

@@ -3,9 +3,12 @@ Written to ``--neuron-profile-markdown`` and appended to ``$GITHUB_STEP_SUMMARY`
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 
-from ..model import Record
+from ..gate.compare import NOT_COMPARABLE
+from ..model import BaselineStatus, Record
 from .terminal import device_cell, header_line
 
 PROBLEM_STATUSES = frozenset({"over budget", "regressed"})
@@ -25,15 +28,54 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def code(text: str) -> str:
+    """``text`` as a Markdown code span: fenced by one backtick more than the longest run
+    inside it, padded where it starts or ends with one (CommonMark)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def verdict(records: Sequence[Record]) -> str:
+    """The sentence under the heading: what failed, else what was checked and what was not
+    (a measurement with no baseline is not "within baseline")."""
+    problems = [r for r in records if is_problem(r)]
+    n = len(records)
+    if problems:
+        return f"**{len(problems)} of {n} measurements failed their budget or baseline.**"
+    baseline = Counter(r.baseline for r in records)
+    budgeted = sum(1 for r in records if r.budget)
+    new = baseline[BaselineStatus.NEW]
+    compared = n - baseline[""] - new - baseline[NOT_COMPARABLE]
+    parts = []
+    if budgeted:
+        parts.append(f"{_all(budgeted, n)}within budget")
+    if compared:
+        parts.append(f"{_all(compared, n)}within baseline")
+    if new:
+        parts.append(f"{_all(new, n)}new (no baseline yet)")
+    if baseline[NOT_COMPARABLE]:
+        parts.append(f"{_all(baseline[NOT_COMPARABLE], n)}not comparable with the baseline")
+    if not parts:
+        return f"No failures: {_plural(n)}, none with a budget or a baseline."
+    return f"No failures in {_plural(n)}: " + "; ".join(parts) + "."
+
+
+def _plural(n: int) -> str:
+    return f"{n} measurement{'' if n == 1 else 's'}"
+
+
+def _all(k: int, n: int) -> str:
+    if n == 1:
+        return ""
+    return "all " if k == n else f"{k} "
+
+
 def render(records: Sequence[Record], note: str = "") -> str:
     problems = [r for r in records if is_problem(r)]
     lines = [f"## {_cell(header_line(records, note))}", ""]
-    verdict = (
-        f"**{len(problems)} of {len(records)} measurements failed their budget or baseline.**"
-        if problems
-        else f"All {len(records)} measurements within budget and baseline."
-    )
-    lines += [verdict, ""]
+    lines += [verdict(records), ""]
     lines.append(
         "| | test | region | ops | kernels | device µs | host µs | baseline | budget | status |"
     )
@@ -44,8 +86,8 @@ def render(records: Sequence[Record], note: str = "") -> str:
         ops = f"{m.ops} (varies)" if m.round_variants else str(m.ops)
         cells = [
             mark,
-            f"`{m.test_id}`",
-            f"`{m.region}`",
+            code(m.test_id),
+            code(m.region),
             ops,
             m.kernels,
             device_cell(m),
@@ -59,7 +101,7 @@ def render(records: Sequence[Record], note: str = "") -> str:
         lines += ["", "### What failed", ""]
         for r in problems:
             lines.append(
-                f"- `{_cell(r.measurement.test_id)}` region `{_cell(r.measurement.region)}`"
+                f"- {_cell(code(r.measurement.test_id))} region {_cell(code(r.measurement.region))}"
             )
             for sentence in (*r.violations, *r.baseline_notes):
                 lines.append(f"  - {_cell(sentence)}")

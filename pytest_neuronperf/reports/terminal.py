@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE
 from ..measure.settle import SETTLED_FAULTS
+from ..measure.threads import THREADS_KEY
 from ..model import BaselineStatus, Measurement, Record
 from .columns import TERMINAL_COLUMNS, Column
+from .fit import MERGE_COUNTS, elide, fit_table, wrap
 
 if TYPE_CHECKING:
     from ..baselines.store import Key
@@ -35,18 +38,52 @@ def device_cell(m: Measurement) -> str:
 
 
 def header_line(records: Sequence[Record], note: str = "") -> str:
-    envs = {tuple(sorted(r.measurement.environment.items())) for r in records}
-    parts = []
-    for env in sorted(envs):
-        d = dict(env)
+    parts: set[str] = set()
+    for r in records:
+        d = r.measurement.environment
         backend, kind, torch = (d.get(k, "?") for k in ("backend", "device_kind", "torch"))
-        parts.append(f"backend {backend}, device {kind}, torch {torch}")
-    line = "neuronperf: " + "; ".join(parts)
+        part = f"backend {backend}, device {kind}, torch {torch}"
+        threads = d.get(THREADS_KEY)
+        if threads is not None:
+            part += f", {threads} thread{'' if threads == '1' else 's'}"
+        parts.add(part)
+    line = "neuronperf: " + "; ".join(sorted(parts))
     return f"{line} [{note}]" if note else line
 
 
-def summary_table(records: Sequence[Record]) -> str:
-    rows = []
+def summary_table(records: Sequence[Record], width: int | None = None) -> str:
+    """The session table; with ``width``, fitted to it (fit.py): optional columns dropped
+    or merged, long test ids and regions elided in the middle. JSON and HTML keep all."""
+    headers, rows = _table(records)
+    if width is not None:
+        # The host-timed backend gates host time: its device µs goes before host µs does.
+        host_timed = all(r.measurement.backend == "cpu" for r in records)
+        return fit_table(headers, rows, width, drop_first=_DROP_HOST_TIMED if host_timed else _DROP)
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+# Columns that go first when the table is too wide, in that order (fit.py); "ops" and
+# "kernels" merge before either would go. What is never dropped: test, region, the gated
+# time, status, baseline.
+_DROP = (
+    "FLOP/B",
+    "MB moved",
+    "GFLOP",
+    "device",
+    "rounds",
+    "launch gap µs",
+    "bound",
+    "% of bound",
+    "budget",
+    MERGE_COUNTS,
+    "host µs",
+    "kernels",
+)
+_DROP_HOST_TIMED = tuple("device µs" if c == "host µs" else c for c in _DROP)
+
+
+def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
+    rows: list[list[str]] = []
     for r in records:
         m = r.measurement
         ops = f"{m.ops} (varies)" if m.round_variants else str(m.ops)
@@ -56,10 +93,10 @@ def summary_table(records: Sequence[Record]) -> str:
                 m.region,
                 m.device_kind,
                 ops,
-                m.kernels,
+                str(m.kernels),
                 device_cell(m),
                 _us(m.host_us.median),
-                m.rounds,
+                str(m.rounds),
                 r.budget or "-",
                 r.status,
             ]
@@ -79,7 +116,7 @@ def summary_table(records: Sequence[Record]) -> str:
         headers.append(Column.BASELINE)
         for row, r in zip(rows, records, strict=True):
             row.append(r.baseline_cell or r.baseline or "-")
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    return headers, rows
 
 
 _RUN_UPDATE = "pytest --neuron-profile --neuron-profile-update"
@@ -94,6 +131,21 @@ def baseline_footer(
     stale: Sequence[Key] = (),
     not_written: str = "",
     damaged: str = "",
+    width: int | None = None,
+) -> list[str]:
+    """What happened to the baselines and what to run next, one line each; with ``width``,
+    each wrapped to it."""
+    lines = _footer(records, path, plan, stale, not_written, damaged)
+    return lines if width is None else [w for line in lines for w in wrap(line, width)]
+
+
+def _footer(
+    records: Sequence[Record],
+    path: Path,
+    plan: UpdatePlan | None,
+    stale: Sequence[Key],
+    not_written: str,
+    damaged: str,
 ) -> list[str]:
     """What happened to the baselines and what to run next, one line each."""
     by_status: Counter[str] = Counter(r.baseline for r in records if r.baseline)
@@ -126,18 +178,39 @@ def baseline_footer(
         lines.append(
             f"{_n(moved, 'measurement')} improved or changed: run {_RUN_UPDATE} to keep them"
         )
+    if by_status[NOT_COMPARABLE]:
+        lines.append(_not_comparable(records, by_status[NOT_COMPARABLE]))
     if by_status["regressed"]:
         lines.append(
             f"{_n(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
             f"the new figures with {_RUN_UPDATE}"
         )
     if stale:
-        names = ", ".join(f"{t} [{r}]" for t, r in stale[:3]) + (", ..." if len(stale) > 3 else "")
+        shown = (f"{elide(t, 80)} [{elide(r, 40)}]" for t, r in stale[:3])
+        names = ", ".join(shown) + (", ..." if len(stale) > 3 else "")
         lines.append(
             f"{_n(len(stale), 'stale baseline entry', 'stale baseline entries')} (test or region "
             f"no longer exists: {names}): run {_RUN_UPDATE} to remove them"
         )
     return lines
+
+
+def _not_comparable(records: Sequence[Record], count: int) -> str:
+    """Once for the session: which entries were recorded another way, and how."""
+    reasons = sorted(
+        {
+            n.removeprefix(NOT_COMPARABLE_NOTE)
+            for r in records
+            if r.baseline == NOT_COMPARABLE
+            for n in r.baseline_notes
+            if n.startswith(NOT_COMPARABLE_NOTE)
+        }
+    )
+    return (
+        f"{_n(count, 'measurement')} not comparable with {'its' if count == 1 else 'their'} "
+        f"baseline ({'; '.join(reasons)}): not judged, and no test failed for it; run "
+        f"{_RUN_UPDATE} to record them as they are measured now"
+    )
 
 
 def _n(count: int, one: str, many: str | None = None) -> str:
@@ -269,6 +342,7 @@ def measurement_detail(m: Measurement) -> str:
     if m.recheck_note:
         lines.append(m.recheck_note)
     lines.extend(m.device_notes)
+    lines.extend(m.host_notes)
     gaps = m.launch_gap_us
     if gaps:
         lines.append(

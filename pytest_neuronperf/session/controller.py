@@ -9,6 +9,7 @@ import pytest
 
 from ..measure.progress import Writer
 from ..model import Record, Status
+from ..reports.fit import terminal_width, wrap
 from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
 from ..reports.write import write_reports
 from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
@@ -100,22 +101,27 @@ class Controller:
         records = self.records
         if not records:
             return
+        width = terminal_width(terminalreporter)
         if not self.settings.enabled:
             over = [r for r in records if r.status == Status.OVER_BUDGET]
-            terminalreporter.write_line(
+            for line in wrap(
                 f"neuronperf: {len(records)} budgeted measurements, {len(over)} over budget "
-                "(run with --neuron-profile for the report)"
-            )
+                "(run with --neuron-profile for the report)",
+                width,
+            ):
+                terminalreporter.write_line(line)
             return
         terminalreporter.section("neuronperf")
-        for line in self.summary_lines(records, terminalreporter.config.get_verbosity()):
+        verbosity = terminalreporter.config.get_verbosity()
+        for line in self.summary_lines(records, verbosity, width):
             terminalreporter.write_line(line)
 
-    def summary_lines(self, records: list[Record], verbosity: int) -> list[str]:
-        """The neuronperf section: header, table, details, what became of the files."""
+    def summary_lines(self, records: list[Record], verbosity: int, width: int) -> list[str]:
+        """The neuronperf section, fitted to ``width``: header, table, details, what became
+        of the files."""
         lines = [
-            header_line(records, self.session.instruments.backend_note),
-            summary_table(records),
+            *wrap(header_line(records, self.session.instruments.backend_note), width),
+            summary_table(records, width),
         ]
         if self.settings.details or verbosity > 0:
             for r in records:
@@ -130,6 +136,7 @@ class Controller:
                 stale=b.stale,
                 not_written=b.not_written,
                 damaged=b.store.damaged,
+                width=width,
             )
         return lines + self.problems
 

@@ -55,6 +55,7 @@ class Instruments:
                 count_work=s.count_work,
                 reference=s.reference,
                 window=s.window,
+                threads=s.threads,
                 # A baseline is one recording that every later run is judged against.
                 record_windows=RECORD_WINDOWS if s.update else 1,
             )

@@ -63,7 +63,7 @@ class MeasuringSession:
             return None
         return (
             f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup} "
-            f"window={s.window:g}s"
+            f"window={s.window:g}s threads={s.threads}"
         )
 
     @pytest.hookimpl(wrapper=True, trylast=True)

@@ -114,17 +114,33 @@ class AnalysisError(NeuronPerfError, ValueError):
 COMPILE_EVENT = "dynamo"
 
 
+# The autograd engine's span around one backward node, ``<prefix>MulBackward0``, holding
+# the node's own span (``MulBackward0``) and the aten ops its formula dispatches.
+AUTOGRAD_NODE = "autograd::engine::evaluate_function: "
+
+
 def top_level_ops(node: Event) -> Iterator[Event]:
     """Ops dispatched directly by the region. Annotations (nested regions, the user's own
-    ``record_function`` blocks) are transparent; runtime calls, bookkeeping and compilation
-    are not ops."""
+    ``record_function`` blocks) are transparent, and so are the autograd engine's spans
+    around backward nodes: a backward pass counts the aten ops it dispatches, like a
+    forward one (docs/backward-ops.md). Runtime calls, bookkeeping and compilation are not
+    ops."""
     for child in node.children:
         if child.name == COMPILE_EVENT:
             continue
-        if child.kind is Kind.ANNOTATION:
+        if child.kind is Kind.ANNOTATION or _autograd_span(child, node):
             yield from top_level_ops(child)
         elif child.kind is Kind.OP and child.name not in BOOKKEEPING:
             yield child
+
+
+def _autograd_span(ev: Event, parent: Event) -> bool:
+    """The engine's span around a backward node, or the node's own span inside it."""
+    if ev.name.startswith(AUTOGRAD_NODE):
+        return True
+    return parent.name.startswith(AUTOGRAD_NODE) and ev.name == parent.name.removeprefix(
+        AUTOGRAD_NODE
+    )
 
 
 def compile_activity(node: Event) -> tuple[list[str], int, int]:

@@ -173,5 +173,8 @@ def test_record_runs_update_then_pool_and_stops_at_a_failure(
     calls.clear()
     assert record(["tests"], 3, run=fails_second) == 1
     assert len(calls) == 2
-    assert "process 2 exited with status 1; stopped" in capsys.readouterr().err
+    assert (
+        "process 2 of 3 exited with status 1: it added the rounds of the tests that passed"
+        in capsys.readouterr().err
+    )
     assert main(["record", "--processes", "0"]) == 2

@@ -1,0 +1,151 @@
+"""Text that fits a terminal: tables whose columns drop or merge by priority, long names
+elided in the middle, sentences wrapped. As pytest fits its own lines to
+``terminalreporter._tw.fullwidth`` (``COLUMNS``, else the terminal, else 80)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+ELLIPSIS = "…"
+# tabulate's "simple" format puts two spaces between columns, and makes a column at least
+# two wider than its header (its MIN_PADDING).
+_SEP = 2
+_HEADER_PAD = 2
+# Columns that shrink, by eliding their cells, before and after optional columns go:
+# header -> (width kept while columns can still be dropped, least width).
+_ELASTIC = {"test": (40, 16), "region": (24, 8), "budget": (24, 10), "baseline": (24, 10)}
+# The pseudo-column of drop_first that merges "ops" and "kernels" into one; a later
+# "kernels" in drop_first then leaves the ops alone.
+MERGE_COUNTS = "ops+kernels"
+MERGED = "ops/kernels"
+
+
+def terminal_width(reporter: Any = None) -> int:
+    """The width pytest writes to: its terminal writer's, else COLUMNS or the terminal's."""
+    tw = getattr(reporter, "_tw", None)
+    width = getattr(tw, "fullwidth", None)
+    if isinstance(width, int) and width > 0:
+        return width
+    return shutil.get_terminal_size().columns
+
+
+def elide(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters by replacing its middle with an ellipsis."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
+
+
+def elide_test_id(test_id: str, width: int) -> str:
+    """A test id cut to ``width``: the file and test name kept whole where they fit, the
+    parameters elided in the middle (their start and end tell cases apart best); else the
+    test name kept, with the end of its file's path and a few characters of parameters."""
+    if len(test_id) <= width:
+        return test_id
+    base, bracket, params = test_id.partition("[")
+    if bracket and len(base) + 6 <= width:
+        return f"{base}[{elide(params, width - len(base) - 1)}"
+    file, sep, name = base.partition("::")
+    suffix = f"{sep}{name}" + (f"[{elide(params, 6)}" if bracket else "")
+    if sep and len(suffix) + 4 <= width:
+        return ELLIPSIS + file[len(file) - (width - len(suffix) - 1) :] + suffix
+    return elide(test_id, width)
+
+
+def wrap(line: str, width: int) -> list[str]:
+    """One sentence as lines of at most ``width``, continuation lines indented."""
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(
+        line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False
+    ) or [line[:width]]
+
+
+def fit_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    *,
+    drop_first: Sequence[str] = (),
+) -> str:
+    """A "simple" tabulate table no wider than ``width`` where that can be done: columns
+    named in ``drop_first`` go in that order (MERGE_COUNTS merges ops and kernels) while the
+    elastic columns (test, region, budget, baseline) would have to shrink below their kept
+    width; then those shrink, the one furthest above its kept width first, then each
+    towards its least width."""
+    columns = {h: [str(row[i]) for row in rows] for i, h in enumerate(headers)}
+    for step in drop_first:
+        if _needed(columns) <= width:
+            break
+        if step == MERGE_COUNTS:
+            _merge_counts(columns)
+        elif step == "kernels" and MERGED in columns:
+            ops = [c.rpartition("/")[0] for c in columns[MERGED]]
+            placed = _placed(columns, MERGED, "ops", ops)
+            columns.clear()
+            columns.update(placed)
+        else:
+            columns.pop(step, None)
+    widths = {h: _natural(h, cells) for h, cells in columns.items()}
+    elastic = [h for h in columns if h in _ELASTIC]
+    room = width - _SEP * (len(columns) - 1) - sum(w for h, w in widths.items() if h not in elastic)
+    floor = {h: max(_ELASTIC[h][1], len(h) + _HEADER_PAD) for h in elastic}
+    kept = {h: max(_ELASTIC[h][0], floor[h]) for h in elastic}
+
+    def slack(h: str) -> tuple[bool, int]:
+        # First down to the kept widths, furthest above first; then towards the floors.
+        over = widths[h] - kept[h]
+        return (over > 0, over if over > 0 else widths[h] - floor[h])
+
+    while sum(widths[h] for h in elastic) > room:
+        shrinkable = [h for h in elastic if widths[h] > floor[h]]
+        if not shrinkable:
+            break
+        widths[max(shrinkable, key=slack)] -= 1
+    for h in elastic:
+        cut = elide_test_id if h == "test" else elide
+        columns[h] = [cut(c, widths[h]) for c in columns[h]]
+    from tabulate import tabulate
+
+    table_rows = [list(r) for r in zip(*columns.values(), strict=True)] if rows else []
+    return tabulate(table_rows, headers=list(columns), tablefmt="simple", disable_numparse=True)
+
+
+def _natural(header: str, cells: Sequence[str]) -> int:
+    return max([len(header) + _HEADER_PAD, *(len(c) for c in cells)])
+
+
+def _needed(columns: dict[str, list[str]]) -> int:
+    """The width with every elastic column at its kept width (or less, if narrower)."""
+    total = _SEP * (len(columns) - 1)
+    for h, cells in columns.items():
+        natural = _natural(h, cells)
+        kept = max(_ELASTIC[h][0], len(h) + _HEADER_PAD) if h in _ELASTIC else natural
+        total += min(natural, kept)
+    return total
+
+
+def _merge_counts(columns: dict[str, list[str]]) -> None:
+    if "ops" not in columns or "kernels" not in columns:
+        return
+    merged = [f"{o}/{k}" for o, k in zip(columns["ops"], columns["kernels"], strict=True)]
+    del columns["kernels"]
+    placed = _placed(columns, "ops", MERGED, merged)
+    columns.clear()
+    columns.update(placed)
+
+
+def _placed(
+    columns: dict[str, list[str]], where: str, header: str, cells: list[str]
+) -> dict[str, list[str]]:
+    """``columns`` with ``header`` in the place of ``where`` (or last, if it is gone)."""
+    out = {(header if h == where else h): (cells if h == where else c) for h, c in columns.items()}
+    out.setdefault(header, cells)
+    return out
