@@ -247,9 +247,11 @@ SPECS: tuple[Spec, ...] = (
         "NEURONPERF_THREADS",
         _positive_int,
         1,
-        "intra-op threads torch uses while a host-timed (cpu) region is measured (default 1; "
-        "the user's setting is restored afterwards); stored with each baseline entry, which "
-        "is judged only against measurements at the same count",
+        "intra-op threads torch uses while a host-timed (cpu) region is measured (the "
+        "user's setting is restored afterwards); stored with each baseline entry, which is "
+        "judged only against measurements at the same count",
+        metavar="N",
+        note="torch intra-op threads while a CPU region is measured; stored with each entry",
     ),
     Spec(
         "details",

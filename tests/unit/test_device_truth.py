@@ -286,8 +286,18 @@ def test_launches_under_no_op_get_rows_named_for_their_launcher(
     by_kernel = [e for e in device if e["args"]["correlation"] in corr]
     m = only(report(path)).measurement
     rows = {r.name: r for r in m.per_op if r.calls == 0}
-    assert set(rows) == expected_rows
-    assert sum(r.kernels for r in rows.values()) * m.rounds == sum(
+    if path is HTA_GRAPHS:
+        # Its backward thread's ops are the aten ops autograd nodes dispatch (trace/analysis):
+        # what a node launches itself (a graph replay, fbgemm's kernels) gets a row named
+        # for its launcher beside the rows of launches under no cpu_op at all.
+        assert expected_rows <= set(rows)
+        others = set(rows) - expected_rows
+        assert others and all(
+            n.endswith(("(graph replay)", "(not one of the region's ops)")) for n in others
+        ), others
+    else:
+        assert set(rows) == expected_rows
+    assert sum(rows[n].kernels for n in expected_rows) * m.rounds == sum(
         1 for e in by_kernel if e["cat"] == "kernel"
     )
     if path is not HTA_GRAPHS:  # one round: the rows hold exactly those launches' time
