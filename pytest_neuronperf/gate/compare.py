@@ -102,12 +102,17 @@ def compare(
         ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
          compare_host or host_timed),
     ):  # fmt: skip
-        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
-        if metric == "host_us" and by_reference:
-            change = _judge_relative(entry, m, tolerance) or change
-        changes[metric] = change
         if not judged:
+            # Nothing reads a time that is not judged: no bootstrap for it.
             continue
+        b, c, refs = _paired(then_t, now_t, then_ref, now_ref, by_reference)
+        # The window's rounds in reference units, where both sides have them, decide; the
+        # raw rounds are judged only where they do not.
+        relative = (
+            _judge_relative(entry, m, tolerance) if metric == "host_us" and by_reference else None
+        )
+        change = relative if relative is not None else compare_times(b, c, tolerance)
+        changes[metric] = change
         text = _time_sentence(region, metric, change, then_t, now_t, refs)
         if change.verdict == "regressed":
             fails.append(text)
@@ -137,8 +142,8 @@ def compare(
         status,
         tuple(fails),
         tuple(gains + notes),
-        changes["device_us"],
-        changes["host_us"],
+        changes.get("device_us"),
+        changes.get("host_us"),
         needs_write,
         "host_us" if host_timed else "device_us",
     )
@@ -147,24 +152,23 @@ def compare(
 _Refs = tuple[Stats, Stats] | None
 
 
-def _judge(
+def _paired(
     then: Stats,
     now: Stats,
     then_ref: Stats | None,
     now_ref: Stats | None,
-    tolerance: float,
     by_reference: bool,
-) -> tuple[TimeChange, _Refs]:
-    """The time verdict, on rounds as multiples of their reference where both sides were
-    timed beside one (the references returned then), else on raw rounds."""
+) -> tuple[list[float] | tuple[float, ...], list[float] | tuple[float, ...], _Refs]:
+    """The rounds a time verdict compares: as multiples of their reference where both sides
+    were timed beside one (the references returned then), else raw."""
     if by_reference and then_ref is not None and now_ref is not None:
         # At the baseline's machine speed, so that medians read as µs.
         scale = then_ref.median
         b = against_reference(then.samples, then_ref.samples, scale)
         c = against_reference(now.samples, now_ref.samples, scale)
         if b is not None and c is not None:
-            return compare_times(b, c, tolerance), (then_ref, now_ref)
-    return compare_times(then.samples, now.samples, tolerance), None
+            return b, c, (then_ref, now_ref)
+    return then.samples, now.samples, None
 
 
 def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChange | None:

@@ -31,7 +31,7 @@ from .compile_watch import CompileWatch
 from .progress import Writer, phase
 from .reference import Reference
 from .settle import Settled, page_faults, settle
-from .window import RECORD_WINDOWS, HostSamples, pooled, sample_host
+from .window import RECORD_WINDOWS, HostSamples, WindowPlan, pooled, sample_window
 
 
 class MeasureError(NeuronPerfError, RuntimeError):
@@ -114,9 +114,11 @@ class Runner:
         warmup: int,
         rounds: int,
         recheck: Callable[[Measurement], str | None] | None = None,
+        window: WindowPlan | None = None,
     ) -> tuple[Any, Measurement]:
         """``recheck`` says how the host time regressed against the baseline, or None; when
-        it does, more windows are sampled and replace the first (see _recheck)."""
+        it does, more windows are sampled and replace the first (see _recheck). ``window``:
+        how this measurement's host time is sampled (default: the Runner's whole window)."""
         if self._open:
             raise MeasureError(
                 f"neuron_profile({name!r}) was called inside region {self._open[-1].name!r}: "
@@ -128,9 +130,17 @@ class Runner:
                 f"rounds must be >= 1 and warmup >= 0 (got rounds={rounds}, warmup={warmup})"
             )
         self._prepare()
+        plan = window if window is not None else WindowPlan(self.window)
         with CompileWatch() as watch:
             result, measurement, prof = self._run_callable(
-                fn, args, kwargs, test_id=test_id, name=name, warmup=warmup, rounds=rounds
+                fn,
+                args,
+                kwargs,
+                test_id=test_id,
+                name=name,
+                warmup=warmup,
+                rounds=rounds,
+                plan=plan,
             )
         notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
             f"recompiled: {r}" for r in watch.recompile_reasons
@@ -144,7 +154,7 @@ class Runner:
         if self.count_work:
             measurement = self._with_work(fn, args, kwargs, measurement)
         if recheck is not None:
-            measurement = self._recheck(fn, args, kwargs, measurement, recheck)
+            measurement = self._recheck(fn, args, kwargs, measurement, recheck, plan)
         return result, measurement
 
     def _sample_host(
@@ -153,6 +163,7 @@ class Runner:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         rounds: int,
+        plan: WindowPlan,
         windows: int | None = None,
     ) -> HostSamples:
         sync = self.backend.synchronize
@@ -164,12 +175,9 @@ class Runner:
 
         if windows is None:
             windows = self.record_windows
-        windows = max(1, windows) if self.window else 1
+        windows = max(1, windows) if plan.seconds else 1
         return pooled(
-            [
-                sample_host(timed, rounds, self.window, self._reference_timer())
-                for _ in range(windows)
-            ]
+            [sample_window(timed, rounds, plan, self._reference_timer()) for _ in range(windows)]
         )
 
     def _recheck(
@@ -179,6 +187,7 @@ class Runner:
         kwargs: dict[str, Any],
         m: Measurement,
         recheck: Callable[[Measurement], str | None],
+        plan: WindowPlan,
     ) -> Measurement:
         """A host-time regression is confirmed on a second look before it fails a test: as
         many windows as a recording pools, sampled right after and judged in the first's
@@ -188,7 +197,9 @@ class Runner:
             return m
         what = f"{m.test_id} {m.region!r}"
         with phase(self.progress, f"{what} host time regressed {first}: a second look"):
-            again = self._sample_host(fn, args, kwargs, m.rounds, RECORD_WINDOWS)
+            # Whole windows, as a recording samples them: this look decides.
+            whole = WindowPlan(plan.seconds)
+            again = self._sample_host(fn, args, kwargs, m.rounds, whole, RECORD_WINDOWS)
         note = (
             f"host time regressed {first} in the first window; judged on "
             f"{RECORD_WINDOWS} more windows sampled right after, pooled"
@@ -197,7 +208,7 @@ class Runner:
             m,
             host_us=Stats.of(again.host_us),
             recheck_note=note,
-            **_host_fields(again, self.window),
+            **_host_fields(again, whole),
         )
 
     def _with_work(
@@ -240,6 +251,7 @@ class Runner:
         name: str,
         warmup: int,
         rounds: int,
+        plan: WindowPlan,
     ) -> tuple[Any, Measurement, Any]:
         from torch.profiler import profile, record_function
 
@@ -273,11 +285,11 @@ class Runner:
         reference = self._reference_timer()
         device_refs: list[float] = []
         windows = max(1, self.record_windows)
-        span = f" over {self.window:g} s" if self.window else ""
-        if self.window and windows > 1:
-            span = f" over {windows} windows of {self.window:g} s (recording a baseline)"
+        span = f" over {plan.seconds:g} s" if plan.seconds else ""
+        if plan.seconds and windows > 1:
+            span = f" over {windows} windows of {plan.seconds:g} s (recording a baseline)"
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
-            sampled = self._sample_host(fn, args, kwargs, rounds)
+            sampled = self._sample_host(fn, args, kwargs, rounds, plan)
         result = sampled.result
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
@@ -326,7 +338,7 @@ class Runner:
         measurement = replace(
             measurement,
             settle_calls=settled.extra_calls,
-            **_host_fields(sampled, self.window),
+            **_host_fields(sampled, plan),
             device_reference_us=Stats.of(device_refs) if device_refs else None,
             page_faults=median(round_faults) if page_faults is not None else None,
             device_notes=analyzed.notes,
@@ -438,11 +450,12 @@ def trace_filename(test_id: str, region: str, *, unique: bool = False) -> str:
     return f"{stem}.json"
 
 
-def _host_fields(s: HostSamples, window: float) -> dict[str, Any]:
-    """The Measurement fields one host window fills in."""
+def _host_fields(s: HostSamples, plan: WindowPlan) -> dict[str, Any]:
+    """The Measurement fields one host window fills in: ``window_s`` is how long it ran."""
     return {
         "host_calls": s.calls,
-        "window_s": window * s.windows,
+        "window_s": s.seconds if plan.seconds else 0.0,
+        "window_note": s.note,
         "reference_us": Stats.of(s.reference_us) if s.reference_us else None,
         "host_relative": Stats.of(s.relative) if s.relative else None,
         "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import torch
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate import compare as compare_module
 from pytest_neuronperf.gate.compare import compare
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.runner import Runner
-from pytest_neuronperf.measure.window import RECORD_WINDOWS, HostSamples, pooled, sample_host
+from pytest_neuronperf.measure.window import (
+    PASSES,
+    RECORD_WINDOWS,
+    HostSamples,
+    WindowPlan,
+    half_width,
+    pooled,
+    sample_host,
+    sample_window,
+)
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.reports.terminal import measurement_detail
 from pytest_neuronperf.settings import SettingError, resolve
-from pytest_neuronperf.stats import Stats
+from pytest_neuronperf.stats import Stats, compare_times
 
 
 class FakeClock:
@@ -97,11 +110,13 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() 
     )
     assert torch.equal(result, torch.relu(x))
     assert m.host_us.n == 5 and m.device_us.n == 5
-    assert m.window_s == 0.2
+    # How long it ran: each pass's blocks end at fixed times, so never less than the window.
+    assert m.window_s >= 0.2
     # A relu of 4K floats takes microseconds: thousands of calls fit in 0.2 s.
     assert m.host_calls > 100
     assert m.reference_us is not None and m.reference_us.n == 5
-    assert f"host over {m.host_calls:,} calls in 0.2 s" in measurement_detail(m)
+    assert f"host over {m.host_calls:,} calls in {m.window_s:.2f} s" in measurement_detail(m)
+    assert m.window_note == "", "the Runner's own window runs whole"
     assert m.ops == 1, "the window's calls are not profiled: the region is still one op"
 
 
@@ -240,7 +255,7 @@ def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
         "right after, pooled"
     )
     # As many windows as recording a baseline pools: the report's window span says so.
-    assert m.window_s == pytest.approx(0.05 * RECORD_WINDOWS)
+    assert m.window_s >= 0.05 * RECORD_WINDOWS
     assert m.recheck_note in measurement_detail(m)
     # No regression: nothing sampled again, no note.
     _, calm = runner.measure_callable(
@@ -284,6 +299,38 @@ def test_a_host_regression_must_show_against_both_reference_ticks() -> None:
     assert c.host.ratio == pytest.approx(0.7)
 
 
+def test_a_comparison_bootstraps_only_the_times_it_judges(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each bootstrap is 2,000 resamples: one whose verdict nothing reads is waste, and at
+    1,000 entries it was half the cost of comparing (docs/cost.md)."""
+    calls: list[int] = []
+    real = compare_times
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "compare_times", counted)
+    entry, now = Entry.of(two_ticks(1.0, 1.0)), two_ticks(1.3, 1.5)
+    for kwargs, bootstraps, status in (
+        # cpu: host time against both ticks; neither device_us nor raw host_us is judged.
+        ({"host_timed": True}, 2, "regressed"),
+        # Without the reference: raw host time only (as measured, unchanged here).
+        ({"host_timed": True, "use_reference": False}, 1, "same"),
+        # A device backend: device time; with --neuron-profile-compare-host host time too.
+        ({}, 1, "same"),
+        ({"compare_host": True}, 3, "regressed"),
+    ):
+        calls.clear()
+        c = compare(entry, now, tolerance=0.1, **kwargs)  # type: ignore[arg-type]
+        assert len(calls) == bootstraps, kwargs
+        assert c.status == status, kwargs
+    # What was not judged is not there to be read.
+    c = compare(entry, now, tolerance=0.1, host_timed=True)
+    assert c.device is None and c.host is not None and c.host.verdict == "regressed"
+
+
 def test_an_entry_without_the_dispatch_tick_is_judged_on_the_memory_tick_and_rewritten() -> None:
     current = two_ticks(1.4, 1.0)
     older = Entry.of(replace(two_ticks(1.0, 1.0), host_relative_dispatch=None))
@@ -325,23 +372,113 @@ def test_pooled_windows_take_each_rounds_median_and_keep_the_round_count() -> No
     assert pooled([one]) is one
 
 
-def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
+def test_a_window_only_where_a_host_time_is_judged(pytester: pytest.Pytester) -> None:
+    """Recording samples whole windows, pooled; a run with an entry to judge against samples
+    an adaptive one; a region with no entry, and a plain run enforcing its budget, time one
+    call per round. What each did is in the measurement (JSON, and the fixture's own)."""
     pytester.makepyfile(
         test_it="""
-import torch
+import json, os
+import pytest, torch
 
+@pytest.mark.neuron_budget(max_ops=5)
 def test_a(neuron_profile):
     neuron_profile(torch.relu, torch.ones(64), name="relu")
+    with open(os.environ["SEEN"], "w") as f:
+        json.dump(neuron_profile.last.to_dict(), f)
 """
     )
-    args = ["-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-window=0.06"]
-    # The plain run measures into a directory of its own: this test is about what is
-    # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
-    plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
-    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), (plain, 0.06)):
-        report = pytester.path / "report.json"
-        result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
+    seen = pytester.path / "seen.json"
+    os.environ["SEEN"] = str(seen)
+    args = ["-p", "no:cacheprovider", "--neuron-profile-window=0.06"]
+
+    def measured(*extra: str) -> dict[str, Any]:
+        result = pytester.runpytest_inprocess(*args, *extra)
         result.assert_outcomes(passed=1)
-        (row,) = json.loads(report.read_text())["measurements"]
-        assert row["measurement"]["window_s"] == pytest.approx(seconds), extra
-        assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
+        m: dict[str, Any] = json.loads(seen.read_text())
+        assert m["host_us"]["n"] == 10, "pooling and stopping early keep the rounds"
+        return m
+
+    try:
+        recorded = measured("--neuron-profile-update")
+        assert recorded["window_s"] >= 0.06 * RECORD_WINDOWS
+        assert recorded["window_note"] == "", "a recording samples every window whole"
+        judged = measured("--neuron-profile")
+        assert judged["window_s"] > 0 and judged["host_calls"] > 10
+        assert judged["window_note"].startswith(("window stopped after", "window ran ")), judged
+        # No entry for this region here: no window, one call per round.
+        other = f"--neuron-profile-dir={pytester.path / 'elsewhere'}"
+        for unjudged in (measured("--neuron-profile", other), measured()):
+            assert unjudged["window_s"] == 0.0
+            assert unjudged["host_calls"] == 10
+            assert unjudged["window_note"] == ""
+            assert unjudged["host_relative"]["n"] == 10, "every round still ticks the reference"
+    finally:
+        del os.environ["SEEN"]
+
+
+class LevelClock(FakeClock):
+    """A call costs ``level(block)`` µs, the block being which ``block_ns`` of time it
+    starts in: a machine whose speed changes from one stretch to the next."""
+
+    def __init__(self, block_ns: int, level: Callable[[int], float]) -> None:
+        super().__init__(cost=0)
+        self.block_ns = block_ns
+        self.level = level
+
+    def work(self) -> int:
+        self.now += int(self.level(self.now // self.block_ns) * 1_000)
+        return self.now
+
+
+def test_an_adaptive_window_stops_after_the_first_pass_that_is_narrow_enough() -> None:
+    clock = FakeClock(cost=2_000)  # steady 2 µs calls: the first pass already decides
+    plan = WindowPlan(0.05, stop_within=0.025)
+    s = sample_window(clock.work, 10, plan, None, clock=clock)
+    assert s.seconds == pytest.approx(0.05 / PASSES, rel=1e-3)
+    assert s.host_us == [2.0] * 10
+    assert s.note == (
+        f"window stopped after 1 of {PASSES} passes: the judged host time's interval was "
+        "±0.0%, within ±2.5%"
+    )
+    # Without a stop, the same calls fill the whole window, in PASSES passes.
+    whole = sample_window(clock.work, 10, WindowPlan(0.05), None, clock=clock)
+    assert whole.seconds == pytest.approx(0.05, rel=1e-3)
+    assert whole.calls == 5 * s.calls and whole.note == ""
+
+
+def test_an_adaptive_window_runs_on_while_the_interval_is_wide_and_stops_at_its_end() -> None:
+    rounds, window = 10, 0.05
+    block = int(window * 1e9 / PASSES / rounds)
+    # Each block of calls runs at a speed of its own, 1-3 µs: rounds disagree by 3x.
+    levels = [1.0, 3.0, 1.5, 2.5, 2.0, 1.2, 2.8, 1.8, 2.2, 1.1]
+    clock = LevelClock(block, lambda b: levels[(b * 7) % len(levels)])
+    s = sample_window(clock.work, rounds, WindowPlan(window, stop_within=0.025), None, clock)
+    assert s.seconds == pytest.approx(window, rel=1e-3)
+    assert s.note == (
+        f"window ran {PASSES} of {PASSES} passes, its whole time: the judged host time's "
+        "interval stayed wider than ±2.5%"
+    )
+    wide = half_width(s)
+    assert wide is not None and wide > 0.025
+
+
+def test_an_adaptive_window_of_a_slow_callable_ends_with_its_time() -> None:
+    clock = FakeClock(cost=5_000_000)  # 5 ms calls against 2 ms passes
+    s = sample_window(clock.work, 5, WindowPlan(0.01, stop_within=0.025), None, clock=clock)
+    assert s.calls == 5, "one call per round, one pass: the window's time was spent"
+    assert s.note.startswith(f"window ran 1 of {PASSES} passes, its whole time")
+    # Too few rounds for time to be judged: no more than a pass, whatever the spread.
+    few = sample_window(FakeClock(1_000).work, 3, WindowPlan(0.05, stop_within=0.025), None)
+    assert few.note == "window stopped after its first pass: too few rounds for time to be judged"
+
+
+def test_the_stop_rule_reads_the_figure_the_gate_judges() -> None:
+    steady, noisy = [10.0] * 10, [10.0, 14.0] * 5
+    judged = HostSamples(noisy, [1.0] * 10, steady, [1.0] * 10, steady, 10, None)
+    assert half_width(judged) == 0.0, "host time against the ticks is judged, not raw"
+    # One tick's rounds noisy: the wider of the two decides, as the raw rounds would alone.
+    one_tick_noisy = half_width(replace(judged, relative_dispatch=noisy))
+    raw_only = half_width(replace(judged, relative=[], relative_dispatch=[]))
+    assert one_tick_noisy is not None and one_tick_noisy > 0.1
+    assert one_tick_noisy == pytest.approx(raw_only)
