@@ -6,8 +6,8 @@ the two reference ticks (reference.py) a round also keeps the low decile of call
 decile, and the measurements behind both: docs/gate-quality.md.
 
 A window is sampled in PASSES passes of equal length, pooled per round; where a time will be
-judged against a baseline it stops after the first pass that leaves the judged figure's
-interval narrow enough for the tolerance (sample_window, docs/cost.md).
+judged against a baseline it stops after the first pass whose rounds settle the verdict
+(sample_window, docs/cost.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from statistics import median
 from typing import Any
 
-from ..stats import MIN_ROUNDS, quantile, ratio_interval
+from ..stats import quantile
 from .reference import Reference
 
 RELATIVE_QUANTILE = 0.10
@@ -43,19 +43,20 @@ RECORD_WINDOWS = 3
 # A window is sampled in this many passes of equal length (sample_window): an adaptive one
 # runs at least one, so its floor is the window over PASSES.
 PASSES = 5
-# An adaptive window stops once the judged figure's interval lies within this share of the
-# tolerance on either side of its median (docs/cost.md).
+# An adaptive window stops once the judged figure's interval lies inside the tolerance band
+# by this share of the tolerance (gate.compare.window_settled, docs/cost.md).
 STOP_SHARE = 0.25
 
 
 @dataclass(frozen=True)
 class WindowPlan:
     """How host time is sampled for one measurement: ``seconds`` of window (0: one call per
-    round) and, where the time is judged against a baseline, the half-width (a fraction of
-    the median) at which the window may stop early; None samples the whole window."""
+    round) and, where the time is judged against a baseline, ``settled``: given the rounds
+    sampled so far, why they already settle the verdict (the window then stops), or None
+    to sample on. Without it the window runs whole."""
 
     seconds: float
-    stop_within: float | None = None
+    settled: Callable[[HostSamples], str | None] | None = None
 
 
 def sample_host(
@@ -117,9 +118,9 @@ def sample_window(
 ) -> HostSamples:
     """One window of ``plan.seconds`` in PASSES passes, pooled per round (so each round's
     sample stays one figure from blocks of the same length, whether the window ran whole or
-    stopped early). With ``plan.stop_within`` it stops after the first pass whose pooled
-    rounds leave the judged figure's interval within that half-width; it also stops once
-    the window's time is spent (a callable slower than a pass's blocks)."""
+    stopped early). With ``plan.settled`` it stops after the first pass whose pooled rounds
+    settle the verdict; it also stops once the window's time is spent (a callable slower
+    than a pass's blocks)."""
     if plan.seconds <= 0:
         return sample_host(call, rounds, 0.0, reference, clock)
     start = clock()
@@ -129,39 +130,18 @@ def sample_window(
         passes.append(sample_host(call, rounds, plan.seconds / PASSES, reference, clock))
         if clock() - start >= plan.seconds * 1e9:
             break  # the window's time is spent: a callable slower than a pass's blocks
-        if plan.stop_within is None or len(passes) == PASSES:
+        if plan.settled is None or len(passes) == PASSES:
             continue
-        width = half_width(pooled(passes))
-        if width is None:
-            note = "window stopped after its first pass: too few rounds for time to be judged"
+        why = plan.settled(pooled(passes))
+        if why is not None:
+            note = f"window stopped after {len(passes)} of {PASSES} passes: {why}"
             break
-        if width <= plan.stop_within:
-            note = (
-                f"window stopped after {len(passes)} of {PASSES} passes: the judged host "
-                f"time's interval was ±{width * 100:.1f}%, within ±{plan.stop_within * 100:g}%"
-            )
-            break
-    if plan.stop_within is not None and not note:
+    if plan.settled is not None and not note:
         note = (
-            f"window ran {len(passes)} of {PASSES} passes, its whole time: the judged host "
-            f"time's interval stayed wider than ±{plan.stop_within * 100:g}%"
+            f"window ran {len(passes)} of {PASSES} passes, its whole time: the host time's "
+            "verdict was not settled before"
         )
     return replace(pooled(passes), seconds=(clock() - start) / 1e9, note=note)
-
-
-def half_width(s: HostSamples) -> float | None:
-    """How far, as a fraction of 1, the interval of the figure the gate judges reaches from
-    no change when these rounds are compared with rounds as steady as themselves (the
-    bootstrap of the comparison, stats.ratio_interval); the wider of the two ticks' when
-    both were timed. None with fewer rounds than time is judged on."""
-    series = [r for r in (s.relative, s.relative_dispatch) if r] or [s.host_us]
-    if any(len(r) < MIN_ROUNDS for r in series):
-        return None
-    widths = []
-    for r in series:
-        point, low, high = ratio_interval(r, r)
-        widths.append(max(high - point, point - low) / point if point > 0 else float("inf"))
-    return max(widths)
 
 
 def pooled(windows: list[HostSamples]) -> HostSamples:

@@ -11,9 +11,9 @@ import pytest
 
 from ..fixture import NeuronProfile
 from ..gate.budget import Budget, tolerance_for
-from ..gate.compare import Comparison
+from ..gate.compare import Comparison, window_settled
 from ..measure.progress import Writer
-from ..measure.window import STOP_SHARE, WindowPlan
+from ..measure.window import WindowPlan
 from ..model import Measurement, Record
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
@@ -178,20 +178,27 @@ class MeasuringSession:
 
     def window_for(self, item: pytest.Item, region: str) -> WindowPlan:
         """A window only where a host time is judged: recording one (every window, whole),
-        or comparing with an entry that exists (adaptive: it stops once the judged figure's
-        interval is narrow for the tolerance). Budgets are medians of rounds: a plain run,
-        or a region with no entry, times one call per round (docs/cost.md)."""
+        or comparing with an entry that exists (adaptive: it stops once its rounds settle
+        the verdict). Budgets are medians of rounds: a plain run, or a region with no
+        entry, times one call per round (docs/cost.md)."""
         s = self.settings
         if s.update:
             return WindowPlan(s.window)
         store = self.baselines.store
-        if store is None or store.get(item.nodeid, region) is None:
+        entry = store.get(item.nodeid, region) if store is not None else None
+        if entry is None or not (s.compare_host or self.instruments.host_timed):
+            # No entry, or device time judged (from the profiled rounds): no window.
             return WindowPlan(0.0)
-        if not (s.compare_host or self.instruments.host_timed):
-            return WindowPlan(0.0)  # device time is judged, from the profiled rounds
         budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
         tolerance = tolerance_for(budgets, region, s.tolerance)
-        return WindowPlan(s.window, stop_within=tolerance * STOP_SHARE)
+        torch = self.instruments.runner.environment.get("torch")
+        by_reference = s.reference and entry.environment.get("torch") == torch
+        return WindowPlan(
+            s.window,
+            settled=lambda samples: window_settled(
+                entry, samples, tolerance=tolerance, by_reference=by_reference
+            ),
+        )
 
     def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
         """How the gated host time regressed against the baseline, for the runner to confirm

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +14,7 @@ import torch
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.gate import compare as compare_module
-from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.gate.compare import compare, window_settled
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.measure.window import (
@@ -23,7 +22,6 @@ from pytest_neuronperf.measure.window import (
     RECORD_WINDOWS,
     HostSamples,
     WindowPlan,
-    half_width,
     pooled,
     sample_host,
     sample_window,
@@ -417,68 +415,105 @@ def test_a(neuron_profile):
         del os.environ["SEEN"]
 
 
-class LevelClock(FakeClock):
-    """A call costs ``level(block)`` µs, the block being which ``block_ns`` of time it
-    starts in: a machine whose speed changes from one stretch to the next."""
+class Settles:
+    """A stop rule that settles on its ``at``-th look (never, with 0), saying so."""
 
-    def __init__(self, block_ns: int, level: Callable[[int], float]) -> None:
-        super().__init__(cost=0)
-        self.block_ns = block_ns
-        self.level = level
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.looks: list[HostSamples] = []
 
-    def work(self) -> int:
-        self.now += int(self.level(self.now // self.block_ns) * 1_000)
-        return self.now
+    def __call__(self, s: HostSamples) -> str | None:
+        self.looks.append(s)
+        return "settled" if len(self.looks) == self.at else None
 
 
-def test_an_adaptive_window_stops_after_the_first_pass_that_is_narrow_enough() -> None:
-    clock = FakeClock(cost=2_000)  # steady 2 µs calls: the first pass already decides
-    plan = WindowPlan(0.05, stop_within=0.025)
-    s = sample_window(clock.work, 10, plan, None, clock=clock)
-    assert s.seconds == pytest.approx(0.05 / PASSES, rel=1e-3)
-    assert s.host_us == [2.0] * 10
-    assert s.note == (
-        f"window stopped after 1 of {PASSES} passes: the judged host time's interval was "
-        "±0.0%, within ±2.5%"
-    )
-    # Without a stop, the same calls fill the whole window, in PASSES passes.
+def test_an_adaptive_window_stops_after_the_first_pass_that_settles_the_verdict() -> None:
+    clock = FakeClock(cost=2_000)
+    rule = Settles(at=2)
+    s = sample_window(clock.work, 10, WindowPlan(0.05, rule), None, clock=clock)
+    assert s.seconds == pytest.approx(2 * 0.05 / PASSES, rel=1e-3)
+    assert s.note == f"window stopped after 2 of {PASSES} passes: settled"
+    # Each look sees every pass so far pooled, rounds kept: 10 figures each time.
+    assert [len(look.host_us) for look in rule.looks] == [10, 10]
+    assert rule.looks[1].calls == 2 * rule.looks[0].calls
+    # Without a rule the same calls fill the whole window, in PASSES passes.
     whole = sample_window(clock.work, 10, WindowPlan(0.05), None, clock=clock)
     assert whole.seconds == pytest.approx(0.05, rel=1e-3)
-    assert whole.calls == 5 * s.calls and whole.note == ""
+    assert whole.calls == PASSES * rule.looks[0].calls and whole.note == ""
 
 
-def test_an_adaptive_window_runs_on_while_the_interval_is_wide_and_stops_at_its_end() -> None:
-    rounds, window = 10, 0.05
-    block = int(window * 1e9 / PASSES / rounds)
-    # Each block of calls runs at a speed of its own, 1-3 µs: rounds disagree by 3x.
-    levels = [1.0, 3.0, 1.5, 2.5, 2.0, 1.2, 2.8, 1.8, 2.2, 1.1]
-    clock = LevelClock(block, lambda b: levels[(b * 7) % len(levels)])
-    s = sample_window(clock.work, rounds, WindowPlan(window, stop_within=0.025), None, clock)
-    assert s.seconds == pytest.approx(window, rel=1e-3)
+def test_an_adaptive_window_that_never_settles_runs_whole() -> None:
+    clock = FakeClock(cost=2_000)
+    rule = Settles(at=0)
+    s = sample_window(clock.work, 10, WindowPlan(0.05, rule), None, clock=clock)
+    assert s.seconds == pytest.approx(0.05, rel=1e-3)
+    assert len(rule.looks) == PASSES - 1, "the last pass needs no look: the window ends"
     assert s.note == (
-        f"window ran {PASSES} of {PASSES} passes, its whole time: the judged host time's "
-        "interval stayed wider than ±2.5%"
+        f"window ran {PASSES} of {PASSES} passes, its whole time: the host time's verdict "
+        "was not settled before"
     )
-    wide = half_width(s)
-    assert wide is not None and wide > 0.025
 
 
 def test_an_adaptive_window_of_a_slow_callable_ends_with_its_time() -> None:
     clock = FakeClock(cost=5_000_000)  # 5 ms calls against 2 ms passes
-    s = sample_window(clock.work, 5, WindowPlan(0.01, stop_within=0.025), None, clock=clock)
+    rule = Settles(at=0)
+    s = sample_window(clock.work, 5, WindowPlan(0.01, rule), None, clock=clock)
     assert s.calls == 5, "one call per round, one pass: the window's time was spent"
     assert s.note.startswith(f"window ran 1 of {PASSES} passes, its whole time")
-    # Too few rounds for time to be judged: no more than a pass, whatever the spread.
-    few = sample_window(FakeClock(1_000).work, 3, WindowPlan(0.05, stop_within=0.025), None)
-    assert few.note == "window stopped after its first pass: too few rounds for time to be judged"
+    assert rule.looks == []
 
 
-def test_the_stop_rule_reads_the_figure_the_gate_judges() -> None:
-    steady, noisy = [10.0] * 10, [10.0, 14.0] * 5
-    judged = HostSamples(noisy, [1.0] * 10, steady, [1.0] * 10, steady, 10, None)
-    assert half_width(judged) == 0.0, "host time against the ticks is judged, not raw"
-    # One tick's rounds noisy: the wider of the two decides, as the raw rounds would alone.
-    one_tick_noisy = half_width(replace(judged, relative_dispatch=noisy))
-    raw_only = half_width(replace(judged, relative=[], relative_dispatch=[]))
-    assert one_tick_noisy is not None and one_tick_noisy > 0.1
-    assert one_tick_noisy == pytest.approx(raw_only)
+def test_no_window_is_one_call_per_round_whatever_the_rule() -> None:
+    rule = Settles(at=1)
+    s = sample_window(FakeClock(1_000).work, 10, WindowPlan(0.0, rule), None)
+    assert s.calls == 10 and s.note == "" and rule.looks == []
+
+
+def window_of(memory: float, dispatch: float, rounds: int = 10) -> HostSamples:
+    """The rounds a window sampled, as two_ticks' measurement holds them."""
+    m = two_ticks(memory, dispatch)
+    assert m.host_relative is not None and m.host_relative_dispatch is not None
+    return HostSamples(
+        list(m.host_us.samples)[:rounds],
+        [10.0] * rounds,
+        list(m.host_relative.samples)[:rounds],
+        [2.0] * rounds,
+        list(m.host_relative_dispatch.samples)[:rounds],
+        calls=1000,
+        result=None,
+    )
+
+
+def test_the_stop_rule_settles_only_what_the_gate_could_not_call_otherwise() -> None:
+    entry = Entry.of(two_ticks(1.0, 1.0))
+
+    def settled(memory: float, dispatch: float, rounds: int = 10) -> str | None:
+        s = window_of(memory, dispatch, rounds)
+        return window_settled(entry, s, tolerance=0.1, by_reference=True)
+
+    # Unchanged: inside the band with room to spare against a tick. Settled.
+    assert settled(1.0, 1.0) == (
+        "host time inside the tolerance against the memory-bound tick (+0%, 95% CI -0%..+0%)"
+    )
+    # One tick drifted, the other did not: the gate calls no change, nor does the rule.
+    why = settled(1.4, 1.0)
+    assert why is not None and why.startswith("host time inside the tolerance against the dispatch")
+    # Slower against both: a regression, which then gets its whole second look.
+    assert settled(1.3, 1.5) == "host time regressed (memory-bound +30%, dispatch-bound +50%)"
+    assert settled(0.7, 0.6) == "host time improved (memory-bound -30%, dispatch-bound -40%)"
+    # Near the tolerance's edge (+9%): not settled, sample on.
+    assert settled(1.09, 1.09) is None
+    # Too few rounds for a verdict: nothing to wait for.
+    assert settled(1.09, 1.09, rounds=3) == "too few rounds for time to be judged"
+
+
+def test_the_stop_rule_reads_raw_host_time_where_the_gate_does() -> None:
+    entry = Entry.of(timed(TIMES, TIMES))  # no reference: raw host time is judged
+    same = HostSamples(list(TIMES), [], [], [], [], 100, None)
+    slower = replace(same, host_us=[v * 1.5 for v in TIMES])
+    assert window_settled(entry, same, tolerance=0.1, by_reference=True) == (
+        "host time inside the tolerance (+0%, 95% CI -4%..+4%)"
+    )
+    assert window_settled(entry, slower, tolerance=0.1, by_reference=False) == (
+        "host time regressed (raw +50%)"
+    )
