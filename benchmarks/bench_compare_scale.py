@@ -30,7 +30,7 @@ def test_many(neuron_profile, i):
 """
 
 
-def run(root: Path, *extra: str) -> float:
+def run(root: Path, *extra: str) -> tuple[float, str]:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [
         sys.executable,
@@ -48,9 +48,11 @@ def run(root: Path, *extra: str) -> float:
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
+    # 1: some tests failed the gate (one call a round, five rounds: noisy by design here);
+    # what they cost is part of comparing, so the run counts. Anything else is a failure.
+    if proc.returncode not in (0, 1):
         sys.exit(f"pytest failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
-    return elapsed
+    return elapsed, proc.stdout.strip().splitlines()[-1]
 
 
 def main() -> int:
@@ -62,14 +64,21 @@ def main() -> int:
         root = Path(d)
         (root / "test_many.py").write_text(SUITE.format(n=args.tests))
         run(root, "--neuron-profile-update", "--neuron-profile-dir=stored")
+        size = (root / "stored" / "cpu_x86_64.json").stat().st_size
+        print(f"recorded {args.tests} entries ({size / 1e6:.1f} MB)")
         with_base, without = [], []
         for _ in range(args.repeats):
-            with_base.append(run(root, "--neuron-profile-dir=stored"))
-            without.append(run(root, "--neuron-profile-dir=empty"))
+            seconds, summary = run(root, "--neuron-profile-dir=stored")
+            with_base.append(seconds)
+            print(f"  with the baseline: {seconds:.1f} s ({summary})")
+            seconds, summary = run(root, "--neuron-profile-dir=empty")
+            without.append(seconds)
+            print(f"  with none: {seconds:.1f} s ({summary})")
     a, b = statistics.median(with_base), statistics.median(without)
     print(
         f"{args.tests} tests, median of {args.repeats}: with a {args.tests}-entry baseline "
-        f"{a:.1f} s, with none {b:.1f} s: {a / b:.2f}x (target <= 1.2x)"
+        f"{a:.1f} s, with none {b:.1f} s: {a / b:.2f}x (target <= 1.2x); "
+        f"load average {os.getloadavg()[0]:.2f}"
     )
     return 0 if a / b <= 1.2 else 1
 

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 n_events = len(json.load(f)["traceEvents"])
 
         def plain_gc_paused() -> None:
-            # The report pauses garbage collection while it parses (offline._gc_paused): the
+            # The report pauses garbage collection while it parses (offline.gc_paused): the
             # same json.load with it paused is the floor it is also held against.
             gc.disable()
             try:

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .measure.runner import MeasureError, Runner
+from .measure.window import WindowPlan
 from .model import Measurement
 from .names import callable_name as _callable_name
 
@@ -30,8 +31,11 @@ class NeuronProfile:
         rounds: int,
         warmup: int,
         recheck: Callable[[Measurement], str | None] | None = None,
+        window: Callable[[str], WindowPlan] | None = None,
     ) -> None:
         self.test_id = test_id
+        # How a region's host time is sampled: a window only where a time is judged.
+        self._window = window
         # Says how a measurement's host time regressed against its baseline (None: it did
         # not), so that the runner confirms it on a second look.
         self._recheck = recheck
@@ -77,15 +81,17 @@ class NeuronProfile:
             raise TypeError(f"neuron_profile: expected a callable, got {type(fn).__name__}")
         if not self.enabled:
             return fn(*args, **kwargs)
+        region = self._unique(name or _callable_name(fn))
         result, measurement = self._runner().measure_callable(
             fn,
             args,
             kwargs,
             test_id=self.test_id,
-            name=self._unique(name or _callable_name(fn)),
+            name=region,
             warmup=self.warmup if warmup is None else warmup,
             rounds=self.rounds if rounds is None else rounds,
             recheck=self._recheck,
+            window=self._window(region) if self._window is not None else None,
         )
         self._record(measurement)
         return result

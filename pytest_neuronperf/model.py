@@ -132,6 +132,8 @@ class Measurement(Figures):
     # of its share. 0 for with-regions and measurements from before the window existed.
     host_calls: int = 0
     window_s: float = 0.0
+    # Why an adaptive window stopped where it did (window.sample_window); "" otherwise.
+    window_note: str = ""
     # Device backends: each kernel's wait from its launch call to its start on the device.
     launch_gap_us: Stats | None = None
     # Device backends: the time the device was busy (union of the region's device events,

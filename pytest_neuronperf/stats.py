@@ -32,9 +32,10 @@ class Stats:
     baseline comparison needs them to judge noise."""
 
     samples: tuple[float, ...]
-    # The summary a file showed beside these samples (codec.py), written back as it was:
-    # recomputed from samples rounded to 1 ns it can move by 1 ns, a diff on every update.
-    shown: Mapping[str, float] | None = field(default=None, compare=False, repr=False)
+    # The summary a file showed beside these samples (codec.py), written back as it was
+    # where it agrees with them: recomputed from samples rounded to 1 ns it can move by
+    # 1 ns, a diff on every update. As read; to_dict checks it.
+    shown: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Stats:
@@ -67,23 +68,54 @@ class Stats:
         m = self.median
         return self.iqr / m if m and not math.isnan(m) else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        summary = {
-            "median": _round(self.median),
-            "min": _round(self.min),
-            "max": _round(self.max),
-            "iqr": _round(self.iqr),
-        }
+    def summary(self) -> dict[str, float]:
+        """Median, min, max and IQR as a file shows them (to 1 ns), from one sort."""
+        s = sorted(self.samples)
+        if not s:
+            return {"median": math.nan, "min": math.nan, "max": math.nan, "iqr": math.nan}
         return {
-            **summary,
-            **(self.shown or {}),
+            "median": _round(quantile(s, 0.5)),
+            "min": _round(s[0]),
+            "max": _round(s[-1]),
+            "iqr": _round(quantile(s, 0.75) - quantile(s, 0.25)),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_agreeing(self.summary(), self.shown, self.n),
             "n": self.n,
-            "samples": [_round(v) for v in self.samples],
+            # round() keeps NaN and infinities as they are: no check needed per sample.
+            "samples": [round(v, 3) for v in self.samples],
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Stats:
         return cls(tuple(float(v) for v in d.get("samples", [])))
+
+
+SUMMARY_KEYS = ("median", "min", "max", "iqr", "n")
+# The summary is written rounded to 1 ns from unrounded samples; recomputed from the
+# rounded samples it may differ by that much twice over (median of two, then rounding).
+_SUMMARY_SLACK = 0.0021
+
+
+def _agreeing(fresh: dict[str, float], shown: Mapping[str, Any] | None, n: int) -> dict[str, float]:
+    """The summary a file showed, where every figure of it agrees with ``fresh`` (and its
+    count with ``n``); else ``fresh``."""
+    if not shown or shown.get("n") != n:
+        return fresh
+    kept: dict[str, float] = {}
+    for key, value in fresh.items():
+        stored = shown.get(key)
+        if stored is None and math.isnan(value):
+            kept[key] = value
+            continue
+        if isinstance(stored, bool) or not isinstance(stored, int | float):
+            return fresh
+        if not abs(stored - value) <= _SUMMARY_SLACK:
+            return fresh
+        kept[key] = stored
+    return kept
 
 
 def _round(v: float) -> float:

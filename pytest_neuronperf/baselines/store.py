@@ -20,6 +20,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -266,20 +267,33 @@ def _dump(value: Any, level: int) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = [
-            f"{pad}{json.dumps(str(k))}: {_dump(v, level + 1)}" for k, v in sorted(value.items())
-        ]
+        items = [f"{pad}{_string(str(k))}: {_dump(v, level + 1)}" for k, v in sorted(value.items())]
         return "{\n" + ",\n".join(items) + "\n" + end + "}"
     if isinstance(value, list):
         if all(not isinstance(v, dict | list) for v in value):
             # Round samples on one line: a refreshed entry changes one line, not ten.
-            return "[" + ", ".join(_scalar(v) for v in value) + "]"
+            return "[" + ", ".join(map(_scalar, value)) + "]"
         return "[\n" + ",\n".join(pad + _dump(v, level + 1) for v in value) + "\n" + end + "]"
     return _scalar(value)
 
 
+# json.dumps of a str, without building an encoder per value (a 1,000-entry file holds
+# 200,000 scalars: json.dumps each was most of the time a write took).
+_string = encode_basestring_ascii
+
+
 def _scalar(v: Any) -> str:
+    """``json.dumps(v)``, with null for NaN and infinities (JSON has no NaN; a region
+    without rounds has no median)."""
+    kind = type(v)
+    if kind is float:
+        return float.__repr__(v) if math.isfinite(v) else "null"
+    if kind is int:
+        return int.__repr__(v)
+    if kind is str:
+        return _string(v)
+    if v is None:
+        return "null"
     if isinstance(v, float) and not math.isfinite(v):
-        # JSON has no NaN; a region without rounds has no median.
         return "null"
     return json.dumps(v)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from ..baselines.entry import Entry
 from ..measure.reference import against_reference
 from ..measure.threads import THREADS_KEY
-from ..measure.window import WINDOW_KEY
+from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.analysis import op_diff_text
@@ -155,12 +155,17 @@ def compare(
     ):  # fmt: skip
         if metric == "host_us" and window:
             continue
-        change, refs = _judge(then_t, now_t, then_ref, now_ref, tolerance, by_reference)
-        if metric == "host_us" and by_reference:
-            change = _judge_relative(entry, m, tolerance) or change
-        changes[metric] = change
         if not judged:
+            # Nothing reads a time that is not judged: no bootstrap for it.
             continue
+        b, c, refs = _paired(then_t, now_t, then_ref, now_ref, by_reference)
+        # The window's rounds in reference units, where both sides have them, decide; the
+        # raw rounds are judged only where they do not.
+        relative = (
+            _judge_relative(entry, m, tolerance) if metric == "host_us" and by_reference else None
+        )
+        change = relative if relative is not None else compare_times(b, c, tolerance)
+        changes[metric] = change
         text = _time_sentence(region, metric, change, then_t, now_t, refs)
         if change.verdict == "regressed":
             fails.append(text)
@@ -205,24 +210,23 @@ def compare(
 _Refs = tuple[Stats, Stats] | None
 
 
-def _judge(
+def _paired(
     then: Stats,
     now: Stats,
     then_ref: Stats | None,
     now_ref: Stats | None,
-    tolerance: float,
     by_reference: bool,
-) -> tuple[TimeChange, _Refs]:
-    """The time verdict, on rounds as multiples of their reference where both sides were
-    timed beside one (the references returned then), else on raw rounds."""
+) -> tuple[list[float] | tuple[float, ...], list[float] | tuple[float, ...], _Refs]:
+    """The rounds a time verdict compares: as multiples of their reference where both sides
+    were timed beside one (the references returned then), else raw."""
     if by_reference and then_ref is not None and now_ref is not None:
         # At the baseline's machine speed, so that medians read as µs.
         scale = then_ref.median
         b = against_reference(then.samples, then_ref.samples, scale)
         c = against_reference(now.samples, now_ref.samples, scale)
         if b is not None and c is not None:
-            return compare_times(b, c, tolerance), (then_ref, now_ref)
-    return compare_times(then.samples, now.samples, tolerance), None
+            return b, c, (then_ref, now_ref)
+    return then.samples, now.samples, None
 
 
 def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChange | None:
@@ -233,19 +237,7 @@ def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChang
     two agree: a drift that slowed what one tick times and not the other moves the region
     against that one only, while a slower region moves against both. The figure reported
     is the smaller change of the two, its reason names both."""
-    against: list[tuple[str, TimeChange]] = []
-    for kind, then_ref, then_rel, now_rel in (
-        ("memory-bound", entry.reference_us, entry.host_relative, m.host_relative),
-        ("dispatch-bound", entry.dispatch_reference_us, entry.host_relative_dispatch,
-         m.host_relative_dispatch),
-    ):  # fmt: skip
-        if then_ref is None or then_rel is None or now_rel is None:
-            continue
-        # At the baseline's speed of that reference, so that medians read as µs.
-        scale = then_ref.median
-        then_us = [v * scale for v in then_rel.samples]
-        now_us = [v * scale for v in now_rel.samples]
-        against.append((kind, compare_times(then_us, now_us, tolerance)))
+    against = _relative_changes(entry, m.host_relative, m.host_relative_dispatch, tolerance)
     if len(against) < 2:
         return against[0][1] if against else None
     (_, first), (_, second) = against
@@ -256,6 +248,69 @@ def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChang
     verdict: TimeVerdict = first.verdict if first.verdict == second.verdict else "same"
     reason = ", ".join(f"{kind} {c.percent()}" for kind, c in against)
     return replace(nearer, verdict=verdict, reason=reason)
+
+
+def _relative_changes(
+    entry: Entry, relative: Stats | None, relative_dispatch: Stats | None, tolerance: float
+) -> list[tuple[str, TimeChange]]:
+    """The change against each reference tick both sides were timed against."""
+    against: list[tuple[str, TimeChange]] = []
+    for kind, then_ref, then_rel, now_rel in (
+        ("memory-bound", entry.reference_us, entry.host_relative, relative),
+        ("dispatch-bound", entry.dispatch_reference_us, entry.host_relative_dispatch,
+         relative_dispatch),
+    ):  # fmt: skip
+        if then_ref is None or then_rel is None or now_rel is None:
+            continue
+        # At the baseline's speed of that reference, so that medians read as µs.
+        scale = then_ref.median
+        then_us = [v * scale for v in then_rel.samples]
+        now_us = [v * scale for v in now_rel.samples]
+        against.append((kind, compare_times(then_us, now_us, tolerance)))
+    return against
+
+
+def window_settled(
+    entry: Entry, s: HostSamples, *, tolerance: float, by_reference: bool
+) -> str | None:
+    """Whether the rounds a host window has sampled so far already settle its verdict
+    against ``entry``, judged as compare() judges host time; why, or None to sample on.
+
+    Settled: time cannot be judged (too few rounds); the interval against some tick lies
+    inside the tolerance band by a margin (STOP_SHARE of the tolerance) on both sides, so
+    the rule that both ticks must agree cannot call a change; or every tick's interval is
+    wholly past one edge (a regression then gets its second look, sampled whole)."""
+    parts: list[tuple[str, TimeChange]] = []
+    if by_reference:
+        parts = _relative_changes(
+            entry, _stats_or_none(s.relative), _stats_or_none(s.relative_dispatch), tolerance
+        )
+    if not parts:
+        now_ref = _stats_or_none(s.reference_us)
+        then, now, _ = _paired(
+            entry.host_us, Stats.of(s.host_us), entry.reference_us, now_ref, by_reference
+        )
+        parts = [("", compare_times(then, now, tolerance))]
+    if any(c.verdict == "unjudged" for _, c in parts):
+        return "too few rounds for time to be judged"
+    margin = 1 + tolerance * STOP_SHARE
+    up, down = 1 + tolerance, 1 / (1 + tolerance)
+    for kind, c in parts:
+        if c.low >= down * margin and c.high <= up / margin:
+            return f"host time inside the tolerance{_against(kind)} ({c.percent()}, {c.interval()})"
+    for verdict in ("regressed", "improved"):
+        if all(c.verdict == verdict for _, c in parts):
+            shown = ", ".join(f"{kind or 'raw'} {c.percent()}" for kind, c in parts)
+            return f"host time {verdict} ({shown})"
+    return None
+
+
+def _against(kind: str) -> str:
+    return f" against the {kind} tick" if kind else ""
+
+
+def _stats_or_none(samples: list[float]) -> Stats | None:
+    return Stats.of(samples) if samples else None
 
 
 def _distance(c: TimeChange) -> float:

@@ -28,6 +28,7 @@ from ..model import Measurement
 from ..names import safe_filename
 from ..stats import Stats
 from ..trace.analysis import RoundResult, summarize
+from ..trace.offline import gc_paused
 from ..work.peaks import PeakTable
 from .compile_watch import CompileWatch
 from .progress import Writer, phase
@@ -35,7 +36,7 @@ from .reference import Reference
 from .settle import Settled, page_faults, settle
 from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
 from .tick import scheduler_note
-from .window import RECORD_WINDOWS, WINDOW_KEY, HostSamples, pooled, sample_host
+from .window import RECORD_WINDOWS, WINDOW_KEY, HostSamples, WindowPlan, pooled, sample_window
 
 
 class MeasureError(NeuronPerfError, RuntimeError):
@@ -125,9 +126,11 @@ class Runner:
         warmup: int,
         rounds: int,
         recheck: Callable[[Measurement], str | None] | None = None,
+        window: WindowPlan | None = None,
     ) -> tuple[Any, Measurement]:
         """``recheck`` says how the host time regressed against the baseline, or None; when
-        it does, more windows are sampled and replace the first (see _recheck)."""
+        it does, more windows are sampled and replace the first (see _recheck). ``window``:
+        how this measurement's host time is sampled (default: the Runner's whole window)."""
         if self._open:
             raise MeasureError(
                 f"neuron_profile({name!r}) was called inside region {self._open[-1].name!r}: "
@@ -139,9 +142,17 @@ class Runner:
                 f"rounds must be >= 1 and warmup >= 0 (got rounds={rounds}, warmup={warmup})"
             )
         self._prepare()
+        plan = window if window is not None else WindowPlan(self.window)
         with CompileWatch() as watch:
             result, measurement, prof = self._run_callable(
-                fn, args, kwargs, test_id=test_id, name=name, warmup=warmup, rounds=rounds
+                fn,
+                args,
+                kwargs,
+                test_id=test_id,
+                name=name,
+                warmup=warmup,
+                rounds=rounds,
+                plan=plan,
             )
         notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
             f"recompiled: {r}" for r in watch.recompile_reasons
@@ -158,7 +169,7 @@ class Runner:
         if self.count_work:
             measurement = self._with_work(fn, args, kwargs, measurement)
         if recheck is not None:
-            measurement = self._recheck(fn, args, kwargs, measurement, recheck)
+            measurement = self._recheck(fn, args, kwargs, measurement, recheck, plan)
         return result, measurement
 
     def _sample_host(
@@ -167,6 +178,7 @@ class Runner:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         rounds: int,
+        plan: WindowPlan,
         windows: int | None = None,
     ) -> HostSamples:
         sync = self.backend.synchronize
@@ -178,12 +190,9 @@ class Runner:
 
         if windows is None:
             windows = self.record_windows
-        windows = max(1, windows) if self.window else 1
+        windows = max(1, windows) if plan.seconds else 1
         return pooled(
-            [
-                sample_host(timed, rounds, self.window, self._reference_timer())
-                for _ in range(windows)
-            ]
+            [sample_window(timed, rounds, plan, self._reference_timer()) for _ in range(windows)]
         )
 
     def _recheck(
@@ -193,6 +202,7 @@ class Runner:
         kwargs: dict[str, Any],
         m: Measurement,
         recheck: Callable[[Measurement], str | None],
+        plan: WindowPlan,
     ) -> Measurement:
         """A host-time regression is confirmed on a second look before it fails a test: as
         many windows as a recording pools, sampled right after and judged in the first's
@@ -202,7 +212,9 @@ class Runner:
             return m
         what = f"{m.test_id} {m.region!r}"
         with phase(self.progress, f"{what} host time regressed {first}: a second look"):
-            again = self._sample_host(fn, args, kwargs, m.rounds, RECORD_WINDOWS)
+            # Whole windows, as a recording samples them: this look decides.
+            whole = WindowPlan(plan.seconds)
+            again = self._sample_host(fn, args, kwargs, m.rounds, whole, RECORD_WINDOWS)
         note = (
             f"host time regressed {first} in the first window; judged on "
             f"{RECORD_WINDOWS} more windows sampled right after, pooled"
@@ -211,7 +223,7 @@ class Runner:
             m,
             host_us=Stats.of(again.host_us),
             recheck_note=note,
-            **_host_fields(again, self.window, self.threads, self._floor(m)),
+            **_host_fields(again, whole, self.threads, self._floor(m)),
         )
 
     def _with_work(
@@ -254,6 +266,7 @@ class Runner:
         name: str,
         warmup: int,
         rounds: int,
+        plan: WindowPlan,
     ) -> tuple[Any, Measurement, Any]:
         from torch.profiler import profile, record_function
 
@@ -289,11 +302,11 @@ class Runner:
         reference = self._reference_timer()
         device_refs: list[float] = []
         windows = max(1, self.record_windows)
-        span = f" over {self.window:g} s" if self.window else ""
-        if self.window and windows > 1:
-            span = f" over {windows} windows of {self.window:g} s (recording a baseline)"
+        span = f" over {plan.seconds:g} s" if plan.seconds else ""
+        if plan.seconds and windows > 1:
+            span = f" over {windows} windows of {plan.seconds:g} s (recording a baseline)"
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
-            sampled = self._sample_host(fn, args, kwargs, rounds)
+            sampled = self._sample_host(fn, args, kwargs, rounds, plan)
         result = sampled.result
         if not warmup:
             refuse_lazy(result, name)
@@ -331,20 +344,23 @@ class Runner:
                     sync()
                 host_windows[marker] = (w0, time.time_ns())
                 round_faults.append(float(faults() - f0))
-        [analyzed] = self.backend.analyze(prof, [markers], host_windows)
-        measurement = self._summarize(
-            analyzed.rounds,
-            test_id=test_id,
-            region=name,
-            host=sampled.host_us,
-            warmup_rounds=warmup,
-            warmup_us=warmup_us,
-            first_call_us=first_call_us,
-        )
+        # Reading the profile back makes an object per event, all alive: a collection
+        # scans them for nothing (it doubled the parse of a 100-op region). Nothing is timed.
+        with gc_paused():
+            [analyzed] = self.backend.analyze(prof, [markers], host_windows)
+            measurement = self._summarize(
+                analyzed.rounds,
+                test_id=test_id,
+                region=name,
+                host=sampled.host_us,
+                warmup_rounds=warmup,
+                warmup_us=warmup_us,
+                first_call_us=first_call_us,
+            )
         measurement = replace(
             measurement,
             settle_calls=settled.extra_calls,
-            **_host_fields(sampled, self.window, self.threads, self._floor(measurement)),
+            **_host_fields(sampled, plan, self.threads, self._floor(measurement)),
             device_reference_us=Stats.of(device_refs) if device_refs else None,
             page_faults=median(round_faults) if page_faults is not None else None,
             device_notes=analyzed.notes,
@@ -398,7 +414,8 @@ class Runner:
         names = [name] + [n for n, _ in entry.nested]
         markers = [marker] + [m for _, m in entry.nested]
         # Nested regions have no host window of their own (docs/neuron.md).
-        results = self.backend.analyze(prof, [[m] for m in markers], {marker: window})
+        with gc_paused():  # as for a callable's rounds: nothing is timed here
+            results = self.backend.analyze(prof, [[m] for m in markers], {marker: window})
         for region_name, res in zip(names, results, strict=True):
             # The block runs once, under the profiler: its host time includes profiling
             # overhead (the outer one is timed from Python, inner ones by their markers).
@@ -465,15 +482,16 @@ def trace_filename(test_id: str, region: str, *, unique: bool = False) -> str:
 
 
 def _host_fields(
-    s: HostSamples, window: float, threads: int | None, floor: tuple[float, ...]
+    s: HostSamples, plan: WindowPlan, threads: int | None, floor: tuple[float, ...]
 ) -> dict[str, Any]:
-    """The Measurement fields one host window fills in; ``floor``: more figures of what a
-    call costs when it runs (Runner._floor)."""
+    """The Measurement fields one host window fills in: ``window_s`` is how long it ran;
+    ``floor``: more figures of what a call costs when it runs (Runner._floor)."""
     note = scheduler_note(s.long_calls_us, s.calls, s.host_us, (*s.fast_us, *floor), threads)
     return {
         "host_notes": (note,) if note else (),
         "host_calls": s.calls,
-        "window_s": window * s.windows,
+        "window_s": s.seconds if plan.seconds else 0.0,
+        "window_note": s.note,
         "reference_us": Stats.of(s.reference_us) if s.reference_us else None,
         "host_relative": Stats.of(s.relative) if s.relative else None,
         "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,

@@ -4,13 +4,17 @@ Each round's sample is the median of the calls in its share of the window; again
 the two reference ticks (reference.py) a round also keeps the low decile of call/tick
 (``relative``, ``relative_dispatch``), which the CPU gate judges. Why a window, why the low
 decile, and the measurements behind both: docs/gate-quality.md.
+
+A window is sampled in PASSES passes of equal length, pooled per round; where a time will be
+judged against a baseline it stops after the first pass whose rounds settle the verdict
+(sample_window, docs/cost.md).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 from typing import Any
 
@@ -41,10 +45,29 @@ class HostSamples:
     # tick.scheduler_note needs to tell calls that waited for the scheduler.
     long_calls_us: tuple[float, ...] = ()
     fast_us: tuple[float, ...] = ()
+    seconds: float = 0.0  # how long the sampling ran, all pooled windows together
+    note: str = ""  # why an adaptive window stopped where it did (sample_window)
 
 
 # Windows pooled per measurement when recording a baseline (--neuron-profile-update).
 RECORD_WINDOWS = 3
+# A window is sampled in this many passes of equal length (sample_window): an adaptive one
+# runs at least one, so its floor is the window over PASSES.
+PASSES = 5
+# An adaptive window stops once the judged figure's interval lies inside the tolerance band
+# by this share of the tolerance (gate.compare.window_settled, docs/cost.md).
+STOP_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """How host time is sampled for one measurement: ``seconds`` of window (0: one call per
+    round) and, where the time is judged against a baseline, ``settled``: given the rounds
+    sampled so far, why they already settle the verdict (the window then stops), or None
+    to sample on. Without it the window runs whole."""
+
+    seconds: float
+    settled: Callable[[HostSamples], str | None] | None = None
 
 
 def sample_host(
@@ -105,7 +128,43 @@ def sample_host(
         result,
         long_calls_us=tuple(long_calls),
         fast_us=tuple(fast),
+        seconds=(clock() - start) / 1e9,
     )
+
+
+def sample_window(
+    call: Callable[[], Any],
+    rounds: int,
+    plan: WindowPlan,
+    reference: Reference | None,
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> HostSamples:
+    """One window of ``plan.seconds`` in PASSES passes, pooled per round (so each round's
+    sample stays one figure from blocks of the same length, whether the window ran whole or
+    stopped early). With ``plan.settled`` it stops after the first pass whose pooled rounds
+    settle the verdict; it also stops once the window's time is spent (a callable slower
+    than a pass's blocks)."""
+    if plan.seconds <= 0:
+        return sample_host(call, rounds, 0.0, reference, clock)
+    start = clock()
+    passes: list[HostSamples] = []
+    note = ""
+    while len(passes) < PASSES:
+        passes.append(sample_host(call, rounds, plan.seconds / PASSES, reference, clock))
+        if clock() - start >= plan.seconds * 1e9:
+            break  # the window's time is spent: a callable slower than a pass's blocks
+        if plan.settled is None or len(passes) == PASSES:
+            continue
+        why = plan.settled(pooled(passes))
+        if why is not None:
+            note = f"window stopped after {len(passes)} of {PASSES} passes: {why}"
+            break
+    if plan.settled is not None and not note:
+        note = (
+            f"window ran {len(passes)} of {PASSES} passes, its whole time: the host time's "
+            "verdict was not settled before"
+        )
+    return replace(pooled(passes), seconds=(clock() - start) / 1e9, note=note)
 
 
 def pooled(windows: list[HostSamples]) -> HostSamples:
@@ -134,4 +193,5 @@ def pooled(windows: list[HostSamples]) -> HostSamples:
         sum(w.windows for w in windows),
         tuple(t for w in windows for t in w.long_calls_us),
         tuple(f for w in windows for f in w.fast_us),
+        sum(w.seconds for w in windows),
     )

@@ -322,7 +322,7 @@ def _warmup_text(m: Measurement) -> str:
 def _window_text(m: Measurement) -> str:
     if m.host_calls <= m.rounds:
         return ""
-    return f", host over {m.host_calls:,} calls in {m.window_s:g} s"
+    return f", host over {m.host_calls:,} calls in {m.window_s:.2f} s"
 
 
 def measurement_detail(m: Measurement) -> str:
@@ -339,6 +339,8 @@ def measurement_detail(m: Measurement) -> str:
             "touches fresh memory on every call (large tensors the allocator maps anew), "
             "and its times include that"
         )
+    if m.window_note:
+        lines.append(m.window_note)
     if m.recheck_note:
         lines.append(m.recheck_note)
     lines.extend(m.device_notes)

@@ -12,7 +12,7 @@ from .. import backends
 from ..fixture import NeuronProfile, benchmark_extra_info
 from ..measure.progress import Writer
 from ..measure.runner import Runner
-from ..measure.window import RECORD_WINDOWS
+from ..measure.window import RECORD_WINDOWS, WindowPlan
 from ..model import Measurement
 from ..settings import Settings
 from ..work.calibrate import cpu_peaks
@@ -75,6 +75,7 @@ class Instruments:
         *,
         enabled: bool,
         recheck: Callable[[Measurement], str | None],
+        window: Callable[[str], WindowPlan] | None = None,
         benchmark: Any = None,
     ) -> NeuronProfile:
         profile = NeuronProfile(
@@ -84,6 +85,7 @@ class Instruments:
             rounds=self.settings.rounds,
             warmup=self.settings.warmup,
             recheck=recheck,
+            window=window,
         )
         if benchmark is not None:
             # pytest-benchmark in the same test: our figures ride in its extra_info, so its

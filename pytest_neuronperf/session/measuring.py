@@ -10,9 +10,10 @@ from collections.abc import Generator
 import pytest
 
 from ..fixture import NeuronProfile
-from ..gate.budget import Budget
-from ..gate.compare import Comparison
+from ..gate.budget import Budget, tolerance_for
+from ..gate.compare import Comparison, window_settled
 from ..measure.progress import Writer
+from ..measure.window import WindowPlan
 from ..model import Measurement, Record
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
@@ -30,6 +31,9 @@ SECTION = "neuronperf"
 JUNIT_PREFIX = "neuronperf."
 
 measurements_key = pytest.StashKey[list[Measurement]]()
+# Region -> the measurement the second-look check compared and what it found: the verdict
+# reuses it when the runner kept that measurement (one comparison per measurement).
+comparisons_key = pytest.StashKey[dict[str, tuple[Measurement, Comparison | None]]]()
 
 
 class MeasuringSession:
@@ -93,9 +97,11 @@ class MeasuringSession:
             item.nodeid,
             enabled=self.settings.enabled or budgets_key in item.stash,
             recheck=lambda m: self._host_regression(item, m),
+            window=lambda region: self.window_for(item, region),
             benchmark=request.getfixturevalue("benchmark") if uses_benchmark else None,
         )
         item.stash[measurements_key] = profile.measurements
+        item.stash[comparisons_key] = {}
         return profile
 
     @pytest.hookimpl(wrapper=True)
@@ -118,7 +124,7 @@ class MeasuringSession:
     def _judge(self, item: pytest.Item, report: pytest.TestReport) -> None:
         measurements = item.stash[measurements_key]
         budgets = item.stash.get(budgets_key, ())
-        comparisons = {m.region: self._compare(m, budgets) for m in measurements}
+        comparisons = {m.region: self._comparison(item, m, budgets) for m in measurements}
         verdict = judge(
             measurements, budgets, comparisons, passed=report.passed, update=self.settings.update
         )
@@ -148,6 +154,14 @@ class MeasuringSession:
         parts.extend(verdict.notes)
         return "\n\n".join(parts) + self.instruments.trace_note(test_id, set(verdict.regions))
 
+    def _comparison(
+        self, item: pytest.Item, m: Measurement, budgets: tuple[Budget, ...]
+    ) -> Comparison | None:
+        seen = item.stash.get(comparisons_key, {}).get(m.region)
+        if seen is not None and seen[0] is m:
+            return seen[1]
+        return self._compare(m, budgets)
+
     def _compare(self, m: Measurement, budgets: tuple[Budget, ...]) -> Comparison | None:
         store = self.baselines.store
         if store is None:
@@ -162,12 +176,37 @@ class MeasuringSession:
             where=str(store.path),
         )
 
+    def window_for(self, item: pytest.Item, region: str) -> WindowPlan:
+        """A window only where a host time is judged: recording one (every window, whole),
+        or comparing with an entry that exists (adaptive: it stops once its rounds settle
+        the verdict). Budgets are medians of rounds: a plain run, or a region with no
+        entry, times one call per round (docs/cost.md)."""
+        s = self.settings
+        if s.update:
+            return WindowPlan(s.window)
+        store = self.baselines.store
+        entry = store.get(item.nodeid, region) if store is not None else None
+        if entry is None or not (s.compare_host or self.instruments.host_timed):
+            # No entry, or device time judged (from the profiled rounds): no window.
+            return WindowPlan(0.0)
+        budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
+        tolerance = tolerance_for(budgets, region, s.tolerance)
+        torch = self.instruments.runner.environment.get("torch")
+        by_reference = s.reference and entry.environment.get("torch") == torch
+        return WindowPlan(
+            s.window,
+            settled=lambda samples: window_settled(
+                entry, samples, tolerance=tolerance, by_reference=by_reference
+            ),
+        )
+
     def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
         """How the gated host time regressed against the baseline, for the runner to confirm
         on a second look; None when it did not, or when nothing will be judged."""
         if self.settings.update:
             return None
         c = self._compare(m, item.stash.get(budgets_key, ()))
+        item.stash.setdefault(comparisons_key, {})[m.region] = (m, c)
         if c is None or c.gated != "host_us" or c.host is None or c.host.verdict != "regressed":
             return None
         return c.host.percent()

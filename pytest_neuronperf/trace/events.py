@@ -9,7 +9,7 @@ level: this runs in the offline ``report`` command as well.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -242,6 +242,131 @@ def events_from_function_events(function_events: Iterable[Any]) -> list[Event]:
             )
         )
     return out
+
+
+def events_from_kineto(result: Any) -> list[Event] | None:
+    """Events of a host-only live profile read from Kineto's results directly: the events,
+    names, times and ids :func:`events_from_function_events` gets from torch's
+    ``FunctionEvent``s of the same profile, without building those (most of the time a
+    profile took to read back). torch's parse is followed step by step: the names it drops,
+    times in µs from the trace's start, and the nodes its tree removes (an only child named
+    as its parent). None where the profile holds what only torch's parse links up (device
+    events, events linked to others, memory records, Python functions) or this torch has
+    no such results: read ``prof.events()`` then."""
+    events_of = getattr(result, "events", None)
+    if events_of is None:
+        return None
+    from torch.autograd import profiler_util
+
+    # torch's own renaming (demangling, ProfilerStep#N -> ProfilerStep*), untyped there.
+    rewrite: Callable[..., str] = profiler_util._rewrite_name
+    start_ns = result.trace_start_ns()
+    nodes: list[_Node] = []
+    names: dict[str, str] = {}  # torch's rewrite of each name (a demangling), once per name
+    for ke in events_of():
+        name = ke.name()
+        if name in _MEMORY_RECORDS:
+            return None
+        if name in _TORCH_FILTERED or getattr(ke, "is_hidden_event", _no)():
+            continue
+        if getattr(ke.device_type(), "name", "") != "CPU" or ke.linked_correlation_id() > 0:
+            return None
+        activity = getattr(ke, "activity_type", str)()
+        if ke.is_python_function() or _CATEGORY_KIND.get(activity) is Kind.RUNTIME:
+            return None
+        thread = ke.start_thread_id()
+        shown = names.get(name)
+        if shown is None:
+            shown = names[name] = rewrite(name=name, with_wildcard=True)
+        nodes.append(
+            _Node(
+                shown,
+                (ke.start_ns() - start_ns) / 1000,
+                (ke.end_ns() - start_ns) / 1000,
+                thread,
+                ke.correlation_id(),
+                Kind.ANNOTATION if ke.is_user_annotation() else Kind.OP,
+                ke.is_async() or thread != ke.end_thread_id(),
+            )
+        )
+    nodes.sort(key=lambda n: (n.start, -n.end))
+    _link(nodes)
+    nodes = _without_only_children_named_as_parent(nodes)
+    return [
+        Event(n.name, n.kind, n.start, n.end - n.start, ("host", n.thread), n.ext_id)
+        for n in nodes
+        if not n.is_async
+    ]
+
+
+# Names torch's parse (autograd.profiler._parse_kineto_results) drops, and the memory
+# records it folds into the ops around them.
+_TORCH_FILTERED = frozenset(
+    {
+        "profiler::_record_function_enter",
+        "profiler::_record_function_enter_new",
+        "profiler::_record_function_exit",
+        "aten::is_leaf",
+        "aten::output_nr",
+        "aten::_version",
+    }
+)
+_MEMORY_RECORDS = frozenset({"[memory]", "[OutOfMemory]"})
+
+
+def _no() -> bool:
+    return False
+
+
+@dataclass(eq=False, slots=True)
+class _Node:
+    name: str
+    start: float
+    end: float
+    thread: int
+    ext_id: int
+    kind: Kind
+    is_async: bool
+    parent: _Node | None = None
+    children: list[_Node] = field(default_factory=list)
+
+
+def _link(nodes: list[_Node]) -> None:
+    """Parents and children as torch's EventList._populate_cpu_children links them: per
+    thread, by start and then longest first, a child inside its parent's [start, end)."""
+    by_thread: dict[int, list[_Node]] = {}
+    for n in nodes:
+        if not n.is_async:
+            by_thread.setdefault(n.thread, []).append(n)
+    for thread_nodes in by_thread.values():
+        stack: list[_Node] = []
+        for n in thread_nodes:  # already in (start, -end) order
+            while stack:
+                parent = stack[-1]
+                if n.start >= parent.end or n.end > parent.end:
+                    stack.pop()
+                else:
+                    parent.children.append(n)
+                    n.parent = parent
+                    break
+            stack.append(n)
+
+
+def _without_only_children_named_as_parent(nodes: list[_Node]) -> list[_Node]:
+    """torch's EventList._remove_dup_nodes: a node that is its parent's only child and has
+    its name goes, its children moving up; repeated until none is left."""
+    while True:
+        gone: set[int] = set()
+        for i, n in enumerate(nodes):
+            p = n.parent
+            if p is not None and p.name == n.name and len(p.children) == 1:
+                p.children = n.children
+                for child in n.children:
+                    child.parent = p
+                gone.add(i)
+        if not gone:
+            return nodes
+        nodes = [n for i, n in enumerate(nodes) if i not in gone]
 
 
 def _device_kind(name: str) -> Kind:

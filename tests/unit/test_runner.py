@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from typing import Any
+
 import pytest
 import torch
 
@@ -38,3 +41,33 @@ def test_reference_off_times_no_reference_workload(window: float) -> None:
     for name in REFERENCE_FIGURES:
         stats = getattr(on, name)
         assert stats is not None and stats.n == 3, name
+
+
+class WatchedBackend(CpuBackend):
+    """Notes whether garbage collection was on while the profile was read back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.analysed_with_gc: list[bool] = []
+
+    def analyze(self, prof: Any, regions: Any, windows: Any) -> Any:
+        self.analysed_with_gc.append(gc.isenabled())
+        return super().analyze(prof, regions, windows)
+
+
+def test_garbage_collection_is_paused_to_read_the_profile_and_never_while_timing() -> None:
+    backend = WatchedBackend()
+    runner = Runner(backend, count_work=False, window=0.01)
+    timed_with_gc: list[bool] = []
+
+    def work(x: torch.Tensor) -> torch.Tensor:
+        timed_with_gc.append(gc.isenabled())
+        return torch.relu(x)
+
+    assert gc.isenabled()
+    runner.measure_callable(work, (torch.ones(8),), {}, test_id="t", name="w", warmup=1, rounds=3)
+    with runner.region("block", test_id="t", on_done=lambda m: None):
+        work(torch.ones(8))
+    assert backend.analysed_with_gc == [False, False]
+    assert timed_with_gc and all(timed_with_gc), "warm-up, window and rounds run as ever"
+    assert gc.isenabled(), "and it is on again after"

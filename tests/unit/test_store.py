@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_neuronperf.baselines import store as store_module
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.lock import exclusive
 from pytest_neuronperf.baselines.store import (
@@ -23,6 +24,7 @@ from pytest_neuronperf.baselines.store import (
     write,
 )
 from pytest_neuronperf.baselines.update import write_update
+from pytest_neuronperf.model import BaselineStatus
 from pytest_neuronperf.stats import Stats
 
 KIND = "cpu:x86_64"
@@ -213,3 +215,36 @@ def test_write_update_under_the_lock_plans_against_the_file_as_stored_now(tmp_pa
     )
     assert plan.added == (("t.py::new", "r"),) and plan.removed == (("t.py::gone", "r"),)
     assert load(tmp_path, KIND).keys() == [("t.py::new", "r"), ("t.py::other", "r")]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [0, -7, 2**70, 1.5, 1e-300, 123456.789, -0.0, True, False, None, "", "aten::mul",
+     'quote " back \\ tab \t', "µs ×3 é", "\u2028", "\x00\x1f"],
+)  # fmt: skip
+def test_scalars_are_written_as_json_dumps_writes_them(value: object) -> None:
+    # The writer formats scalars itself (json.dumps per value was most of a write's time).
+    assert store_module._scalar(value) == json.dumps(value)
+    assert json.loads(store_module._scalar(value)) == value
+
+
+def test_non_finite_numbers_and_enum_strings_are_written_as_json_takes_them() -> None:
+    for v in (float("nan"), float("inf"), -float("inf")):
+        assert store_module._scalar(v) == "null"
+    assert store_module._scalar(BaselineStatus.SAME) == '"same"'
+
+
+def test_a_summary_that_disagrees_with_its_samples_is_written_fresh(tmp_path: Path) -> None:
+    """A file's median, min, max and IQR are written back as stored where they agree with
+    the samples to within a nanosecond's rounding, and recomputed where they do not."""
+    write(Baselines(path_of(tmp_path), KIND, {"t.py::t": {"r": entry()}}))
+    data = json.loads(path_of(tmp_path).read_text())
+    host = data["entries"]["t.py::t"]["r"]["host_us"]
+    host["median"] += 0.002  # within the rounding of a summary written from finer samples
+    dev = data["entries"]["t.py::t"]["r"]["device_us"]
+    dev["max"] = 1000.0  # no longer what the samples say
+    path_of(tmp_path).write_text(json.dumps(data))
+    again = json.loads(store_module.dumps(load(tmp_path, KIND)))["entries"]["t.py::t"]["r"]
+    assert again["host_us"]["median"] == host["median"]
+    assert again["device_us"]["max"] == max(TIMES)
+    assert again["device_us"]["samples"] == TIMES

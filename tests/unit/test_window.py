@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import torch
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
-from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.gate import compare as compare_module
+from pytest_neuronperf.gate.compare import compare, window_settled
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.runner import Runner
-from pytest_neuronperf.measure.window import RECORD_WINDOWS, HostSamples, pooled, sample_host
+from pytest_neuronperf.measure.window import (
+    PASSES,
+    RECORD_WINDOWS,
+    HostSamples,
+    WindowPlan,
+    pooled,
+    sample_host,
+    sample_window,
+)
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.reports.terminal import measurement_detail
 from pytest_neuronperf.settings import SettingError, resolve
-from pytest_neuronperf.stats import Stats
+from pytest_neuronperf.stats import Stats, compare_times
 
 
 class FakeClock:
@@ -131,11 +143,13 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() 
     )
     assert torch.equal(result, torch.relu(x))
     assert m.host_us.n == 5 and m.device_us.n == 5
-    assert m.window_s == 0.2
+    # How long it ran: each pass's blocks end at fixed times, so never less than the window.
+    assert m.window_s >= 0.2
     # A relu of 4K floats takes microseconds: thousands of calls fit in 0.2 s.
     assert m.host_calls > 100
     assert m.reference_us is not None and m.reference_us.n == 5
-    assert f"host over {m.host_calls:,} calls in 0.2 s" in measurement_detail(m)
+    assert f"host over {m.host_calls:,} calls in {m.window_s:.2f} s" in measurement_detail(m)
+    assert m.window_note == "", "the Runner's own window runs whole"
     assert m.ops == 1, "the window's calls are not profiled: the region is still one op"
 
 
@@ -274,7 +288,7 @@ def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
         "right after, pooled"
     )
     # As many windows as recording a baseline pools: the report's window span says so.
-    assert m.window_s == pytest.approx(0.05 * RECORD_WINDOWS)
+    assert m.window_s >= 0.05 * RECORD_WINDOWS
     assert m.recheck_note in measurement_detail(m)
     # No regression: nothing sampled again, no note.
     _, calm = runner.measure_callable(
@@ -318,6 +332,38 @@ def test_a_host_regression_must_show_against_both_reference_ticks() -> None:
     assert c.host.ratio == pytest.approx(0.7)
 
 
+def test_a_comparison_bootstraps_only_the_times_it_judges(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each bootstrap is 2,000 resamples: one whose verdict nothing reads is waste, and at
+    1,000 entries it was half the cost of comparing (docs/cost.md)."""
+    calls: list[int] = []
+    real = compare_times
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "compare_times", counted)
+    entry, now = Entry.of(two_ticks(1.0, 1.0)), two_ticks(1.3, 1.5)
+    for kwargs, bootstraps, status in (
+        # cpu: host time against both ticks; neither device_us nor raw host_us is judged.
+        ({"host_timed": True}, 2, "regressed"),
+        # Without the reference: raw host time only (as measured, unchanged here).
+        ({"host_timed": True, "use_reference": False}, 1, "same"),
+        # A device backend: device time; with --neuron-profile-compare-host host time too.
+        ({}, 1, "same"),
+        ({"compare_host": True}, 3, "regressed"),
+    ):
+        calls.clear()
+        c = compare(entry, now, tolerance=0.1, **kwargs)  # type: ignore[arg-type]
+        assert len(calls) == bootstraps, kwargs
+        assert c.status == status, kwargs
+    # What was not judged is not there to be read.
+    c = compare(entry, now, tolerance=0.1, host_timed=True)
+    assert c.device is None and c.host is not None and c.host.verdict == "regressed"
+
+
 def test_an_entry_without_the_dispatch_tick_is_judged_on_the_memory_tick_and_rewritten() -> None:
     current = two_ticks(1.4, 1.0)
     older = Entry.of(replace(two_ticks(1.0, 1.0), host_relative_dispatch=None))
@@ -357,3 +403,152 @@ def test_pooled_windows_take_each_rounds_median_and_keep_the_round_count() -> No
     assert p.calls == 60 and p.windows == 3 and p.result == 1.1
     one = window(1.0, 10)
     assert pooled([one]) is one
+
+
+def test_a_window_only_where_a_host_time_is_judged(pytester: pytest.Pytester) -> None:
+    """Recording samples whole windows, pooled; a run with an entry to judge against samples
+    an adaptive one; a region with no entry, and a plain run enforcing its budget, time one
+    call per round. What each did is in the measurement (JSON, and the fixture's own)."""
+    pytester.makepyfile(
+        test_it="""
+import json, os
+import pytest, torch
+
+@pytest.mark.neuron_budget(max_ops=5)
+def test_a(neuron_profile):
+    neuron_profile(torch.relu, torch.ones(64), name="relu")
+    with open(os.environ["SEEN"], "w") as f:
+        json.dump(neuron_profile.last.to_dict(), f)
+"""
+    )
+    seen = pytester.path / "seen.json"
+    os.environ["SEEN"] = str(seen)
+    args = ["-p", "no:cacheprovider", "--neuron-profile-window=0.06"]
+
+    def measured(*extra: str) -> dict[str, Any]:
+        result = pytester.runpytest_inprocess(*args, *extra)
+        result.assert_outcomes(passed=1)
+        m: dict[str, Any] = json.loads(seen.read_text())
+        assert m["host_us"]["n"] == 10, "pooling and stopping early keep the rounds"
+        return m
+
+    try:
+        recorded = measured("--neuron-profile-update")
+        assert recorded["window_s"] >= 0.06 * RECORD_WINDOWS
+        assert recorded["window_note"] == "", "a recording samples every window whole"
+        judged = measured("--neuron-profile")
+        assert judged["window_s"] > 0 and judged["host_calls"] > 10
+        assert judged["window_note"].startswith(("window stopped after", "window ran ")), judged
+        # No entry for this region here: no window, one call per round.
+        other = f"--neuron-profile-dir={pytester.path / 'elsewhere'}"
+        for unjudged in (measured("--neuron-profile", other), measured()):
+            assert unjudged["window_s"] == 0.0
+            assert unjudged["host_calls"] == 10
+            assert unjudged["window_note"] == ""
+            assert unjudged["host_relative"]["n"] == 10, "every round still ticks the reference"
+    finally:
+        del os.environ["SEEN"]
+
+
+class Settles:
+    """A stop rule that settles on its ``at``-th look (never, with 0), saying so."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.looks: list[HostSamples] = []
+
+    def __call__(self, s: HostSamples) -> str | None:
+        self.looks.append(s)
+        return "settled" if len(self.looks) == self.at else None
+
+
+def test_an_adaptive_window_stops_after_the_first_pass_that_settles_the_verdict() -> None:
+    clock = FakeClock(cost=2_000)
+    rule = Settles(at=2)
+    s = sample_window(clock.work, 10, WindowPlan(0.05, rule), None, clock=clock)
+    assert s.seconds == pytest.approx(2 * 0.05 / PASSES, rel=1e-3)
+    assert s.note == f"window stopped after 2 of {PASSES} passes: settled"
+    # Each look sees every pass so far pooled, rounds kept: 10 figures each time.
+    assert [len(look.host_us) for look in rule.looks] == [10, 10]
+    assert rule.looks[1].calls == 2 * rule.looks[0].calls
+    # Without a rule the same calls fill the whole window, in PASSES passes.
+    whole = sample_window(clock.work, 10, WindowPlan(0.05), None, clock=clock)
+    assert whole.seconds == pytest.approx(0.05, rel=1e-3)
+    assert whole.calls == PASSES * rule.looks[0].calls and whole.note == ""
+
+
+def test_an_adaptive_window_that_never_settles_runs_whole() -> None:
+    clock = FakeClock(cost=2_000)
+    rule = Settles(at=0)
+    s = sample_window(clock.work, 10, WindowPlan(0.05, rule), None, clock=clock)
+    assert s.seconds == pytest.approx(0.05, rel=1e-3)
+    assert len(rule.looks) == PASSES - 1, "the last pass needs no look: the window ends"
+    assert s.note == (
+        f"window ran {PASSES} of {PASSES} passes, its whole time: the host time's verdict "
+        "was not settled before"
+    )
+
+
+def test_an_adaptive_window_of_a_slow_callable_ends_with_its_time() -> None:
+    clock = FakeClock(cost=5_000_000)  # 5 ms calls against 2 ms passes
+    rule = Settles(at=0)
+    s = sample_window(clock.work, 5, WindowPlan(0.01, rule), None, clock=clock)
+    assert s.calls == 5, "one call per round, one pass: the window's time was spent"
+    assert s.note.startswith(f"window ran 1 of {PASSES} passes, its whole time")
+    assert rule.looks == []
+
+
+def test_no_window_is_one_call_per_round_whatever_the_rule() -> None:
+    rule = Settles(at=1)
+    s = sample_window(FakeClock(1_000).work, 10, WindowPlan(0.0, rule), None)
+    assert s.calls == 10 and s.note == "" and rule.looks == []
+
+
+def window_of(memory: float, dispatch: float, rounds: int = 10) -> HostSamples:
+    """The rounds a window sampled, as two_ticks' measurement holds them."""
+    m = two_ticks(memory, dispatch)
+    assert m.host_relative is not None and m.host_relative_dispatch is not None
+    return HostSamples(
+        list(m.host_us.samples)[:rounds],
+        [10.0] * rounds,
+        list(m.host_relative.samples)[:rounds],
+        [2.0] * rounds,
+        list(m.host_relative_dispatch.samples)[:rounds],
+        calls=1000,
+        result=None,
+    )
+
+
+def test_the_stop_rule_settles_only_what_the_gate_could_not_call_otherwise() -> None:
+    entry = Entry.of(two_ticks(1.0, 1.0))
+
+    def settled(memory: float, dispatch: float, rounds: int = 10) -> str | None:
+        s = window_of(memory, dispatch, rounds)
+        return window_settled(entry, s, tolerance=0.1, by_reference=True)
+
+    # Unchanged: inside the band with room to spare against a tick. Settled.
+    assert settled(1.0, 1.0) == (
+        "host time inside the tolerance against the memory-bound tick (+0%, 95% CI -0%..+0%)"
+    )
+    # One tick drifted, the other did not: the gate calls no change, nor does the rule.
+    why = settled(1.4, 1.0)
+    assert why is not None and why.startswith("host time inside the tolerance against the dispatch")
+    # Slower against both: a regression, which then gets its whole second look.
+    assert settled(1.3, 1.5) == "host time regressed (memory-bound +30%, dispatch-bound +50%)"
+    assert settled(0.7, 0.6) == "host time improved (memory-bound -30%, dispatch-bound -40%)"
+    # Near the tolerance's edge (+9%): not settled, sample on.
+    assert settled(1.09, 1.09) is None
+    # Too few rounds for a verdict: nothing to wait for.
+    assert settled(1.09, 1.09, rounds=3) == "too few rounds for time to be judged"
+
+
+def test_the_stop_rule_reads_raw_host_time_where_the_gate_does() -> None:
+    entry = Entry.of(timed(TIMES, TIMES))  # no reference: raw host time is judged
+    same = HostSamples(list(TIMES), [], [], [], [], 100, None)
+    slower = replace(same, host_us=[v * 1.5 for v in TIMES])
+    assert window_settled(entry, same, tolerance=0.1, by_reference=True) == (
+        "host time inside the tolerance (+0%, 95% CI -4%..+4%)"
+    )
+    assert window_settled(entry, slower, tolerance=0.1, by_reference=False) == (
+        "host time regressed (raw +50%)"
+    )
