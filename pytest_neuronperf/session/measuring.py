@@ -182,7 +182,9 @@ class MeasuringSession:
         the verdict). Budgets are medians of rounds: a plain run, or a region with no
         entry, times one call per round (docs/cost.md)."""
         s = self.settings
-        if s.update:
+        if s.update or (s.enabled and s.json_path is not None):
+            # Recorded, or written to a JSON report that `neuronperf compare` and `history`
+            # judge later: the whole window.
             return WindowPlan(s.window)
         store = self.baselines.store
         entry = store.get(item.nodeid, region) if store is not None else None

@@ -32,7 +32,8 @@ def test_a(neuron_profile):
         result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
         result.assert_outcomes(passed=1)
         (row,) = json.loads(report.read_text())["measurements"]
-        assert row["measurement"]["window_s"] == pytest.approx(seconds), extra
+        # window_s is how long the sampling ran: its windows, whole, and their last call.
+        assert seconds <= row["measurement"]["window_s"] < seconds * 1.5, extra
         assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
 
 
