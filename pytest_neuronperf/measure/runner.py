@@ -28,6 +28,7 @@ from ..model import Measurement
 from ..names import safe_filename
 from ..stats import Stats
 from ..trace.analysis import RoundResult, summarize
+from ..trace.events import KinetoNode, kineto_nodes
 from ..trace.offline import gc_paused
 from ..work.peaks import PeakTable
 from .compile_watch import CompileWatch
@@ -239,7 +240,7 @@ class Runner:
 
         with phase(self.progress, f"{m.test_id} {m.region!r} counting FLOPs and bytes"):
             try:
-                _, work = count_work(fn, args, kwargs)
+                _, work = count_work(fn, args, kwargs, read_tree=_kineto_tree)
                 self.backend.synchronize()
             except Exception as exc:
                 raise MeasureError(
@@ -467,6 +468,10 @@ class Runner:
         """The lines a failure message adds so the developer can open the traces."""
         paths = sorted({str(p) for r in regions if (p := self.trace_paths.get((test_id, r)))})
         return "".join(f"\ntrace: {p} (open it in https://ui.perfetto.dev)" for p in paths)
+
+
+def _kineto_tree(prof: Any) -> list[KinetoNode] | None:
+    return kineto_nodes(getattr(prof.profiler, "kineto_results", None))
 
 
 def trace_filename(test_id: str, region: str, *, unique: bool = False) -> str:

@@ -111,6 +111,9 @@ class MeasuringSession:
         report = yield
         if report.when == "call" and measurements_key in item.stash:
             self._judge(item, report)
+            # The report carries the records now; items live as long as the session.
+            del item.stash[measurements_key]
+            del item.stash[comparisons_key]
         return report
 
     def pytest_report_teststatus(

@@ -248,11 +248,25 @@ def events_from_kineto(result: Any) -> list[Event] | None:
     """Events of a host-only live profile read from Kineto's results directly: the events,
     names, times and ids :func:`events_from_function_events` gets from torch's
     ``FunctionEvent``s of the same profile, without building those (most of the time a
-    profile took to read back). torch's parse is followed step by step: the names it drops,
-    times in µs from the trace's start, and the nodes its tree removes (an only child named
-    as its parent). None where the profile holds what only torch's parse links up (device
-    events, events linked to others, memory records, Python functions) or this torch has
-    no such results: read ``prof.events()`` then."""
+    profile took to read back). None where :func:`kineto_nodes` is: read
+    ``prof.events()`` then."""
+    nodes = kineto_nodes(result)
+    if nodes is None:
+        return None
+    return [
+        Event(n.name, n.kind, n.start, n.end - n.start, ("host", n.thread), n.ext_id)
+        for n in nodes
+        if not n.is_async
+    ]
+
+
+def kineto_nodes(result: Any) -> list[KinetoNode] | None:
+    """The events of a host-only profile as torch's parse leaves them (its
+    ``EventList``: names it drops, times in µs from the trace's start, parents by time
+    containment per thread, an only child named as its parent removed), followed step by
+    step from Kineto's results. None where the profile holds what only torch's parse links
+    up (device events, events linked to others, memory records, Python functions) or this
+    torch has no such results."""
     events_of = getattr(result, "events", None)
     if events_of is None:
         return None
@@ -261,7 +275,7 @@ def events_from_kineto(result: Any) -> list[Event] | None:
     # torch's own renaming (demangling, ProfilerStep#N -> ProfilerStep*), untyped there.
     rewrite: Callable[..., str] = profiler_util._rewrite_name
     start_ns = result.trace_start_ns()
-    nodes: list[_Node] = []
+    nodes: list[KinetoNode] = []
     names: dict[str, str] = {}  # torch's rewrite of each name (a demangling), once per name
     for ke in events_of():
         name = ke.name()
@@ -279,7 +293,7 @@ def events_from_kineto(result: Any) -> list[Event] | None:
         if shown is None:
             shown = names[name] = rewrite(name=name, with_wildcard=True)
         nodes.append(
-            _Node(
+            KinetoNode(
                 shown,
                 (ke.start_ns() - start_ns) / 1000,
                 (ke.end_ns() - start_ns) / 1000,
@@ -291,12 +305,7 @@ def events_from_kineto(result: Any) -> list[Event] | None:
         )
     nodes.sort(key=lambda n: (n.start, -n.end))
     _link(nodes)
-    nodes = _without_only_children_named_as_parent(nodes)
-    return [
-        Event(n.name, n.kind, n.start, n.end - n.start, ("host", n.thread), n.ext_id)
-        for n in nodes
-        if not n.is_async
-    ]
+    return _without_only_children_named_as_parent(nodes)
 
 
 # Names torch's parse (autograd.profiler._parse_kineto_results) drops, and the memory
@@ -319,7 +328,9 @@ def _no() -> bool:
 
 
 @dataclass(eq=False, slots=True)
-class _Node:
+class KinetoNode:
+    """One event of :func:`kineto_nodes`, as much of a ``FunctionEvent`` as is read."""
+
     name: str
     start: float
     end: float
@@ -327,19 +338,24 @@ class _Node:
     ext_id: int
     kind: Kind
     is_async: bool
-    parent: _Node | None = None
-    children: list[_Node] = field(default_factory=list)
+    parent: KinetoNode | None = None
+    children: list[KinetoNode] = field(default_factory=list)
+
+    @property
+    def cpu_parent(self) -> KinetoNode | None:
+        """``FunctionEvent.cpu_parent``'s name for it (work/counting.py walks it)."""
+        return self.parent
 
 
-def _link(nodes: list[_Node]) -> None:
+def _link(nodes: list[KinetoNode]) -> None:
     """Parents and children as torch's EventList._populate_cpu_children links them: per
     thread, by start and then longest first, a child inside its parent's [start, end)."""
-    by_thread: dict[int, list[_Node]] = {}
+    by_thread: dict[int, list[KinetoNode]] = {}
     for n in nodes:
         if not n.is_async:
             by_thread.setdefault(n.thread, []).append(n)
     for thread_nodes in by_thread.values():
-        stack: list[_Node] = []
+        stack: list[KinetoNode] = []
         for n in thread_nodes:  # already in (start, -end) order
             while stack:
                 parent = stack[-1]
@@ -352,7 +368,7 @@ def _link(nodes: list[_Node]) -> None:
             stack.append(n)
 
 
-def _without_only_children_named_as_parent(nodes: list[_Node]) -> list[_Node]:
+def _without_only_children_named_as_parent(nodes: list[KinetoNode]) -> list[KinetoNode]:
     """torch's EventList._remove_dup_nodes: a node that is its parent's only child and has
     its name goes, its children moving up; repeated until none is left."""
     while True:

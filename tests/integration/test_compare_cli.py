@@ -123,8 +123,13 @@ def test_time_verdicts_follow_the_gate_rule(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     pytester.makepyfile(test_model=SUITE)
+    # Recorded: a run with no baseline to judge against times one call a round (no window),
+    # too noisy for a +50% to be certain; a recording samples the window.
     pytester.runpytest_inprocess(
-        *RUN, "--neuron-profile-rounds=6", "--neuron-profile-json=base.json"
+        *RUN,
+        "--neuron-profile-rounds=6",
+        "--neuron-profile-update",
+        "--neuron-profile-json=base.json",
     ).assert_outcomes(passed=2)
     base = pytester.path / "base.json"
     doc = json.loads(base.read_text())

@@ -26,6 +26,12 @@ def pytest_configure(config):
     measuring.compare_one = counted
 
 
+def pytest_runtest_teardown(item):
+    # Items live as long as the session: once judged, the measurements are the report's.
+    assert measuring.measurements_key not in item.stash
+    assert measuring.comparisons_key not in item.stash
+
+
 def pytest_unconfigure(config):
     measuring.compare_one = REAL
     with open(os.environ["COMPARED"], "w") as f:

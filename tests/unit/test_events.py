@@ -16,7 +16,9 @@ from pytest_neuronperf.trace.events import (
     Event,
     events_from_function_events,
     events_from_kineto,
+    kineto_nodes,
 )
+from pytest_neuronperf.work.counting import count_work
 
 X, W = torch.randn(16, 64), torch.randn(64)
 MLP = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64))
@@ -102,3 +104,26 @@ def test_what_only_torchs_parse_links_up_is_left_to_it() -> None:
     assert list(map(key, CpuBackend().collect(with_memory))) == list(
         map(key, events_from_function_events(with_memory.events()))
     )
+
+
+def kineto_tree(prof: Any) -> Any:
+    return kineto_nodes(prof.profiler.kineto_results)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_counting_reads_the_same_tree_from_kineto(case: str) -> None:
+    """FLOPs and bytes are grouped by the top-level op each dispatch ran under: read from
+    Kineto's results, the groups are those torch's tree gives."""
+    _, fast = count_work(CASES[case], read_tree=kineto_tree)
+    _, slow = count_work(CASES[case])
+    assert fast == slow
+    assert fast.per_op, "something was counted"
+
+
+@pytest.mark.slow
+def test_counting_a_compiled_region_reads_the_same_tree_from_kineto() -> None:
+    compiled = torch.compile(rmsnorm)
+    compiled()
+    _, fast = count_work(compiled, read_tree=kineto_tree)
+    _, slow = count_work(compiled)
+    assert fast == slow
