@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..reports import diff, diff_render
 from ..reports.json import Report, ReportError, load, write_atomic
-from ..settings import defaults, parse_tolerance
+from ..settings import defaults
+from .tolerance import read_tolerance
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -74,9 +75,7 @@ def run(args: argparse.Namespace) -> int:
             f"--fail-on {','.join(unknown)}: unknown; choose from {', '.join(diff.FAIL_ON_NAMES)}"
         )
     try:
-        tolerance = (
-            defaults().tolerance if args.tolerance is None else parse_tolerance(args.tolerance)
-        )
+        tolerance = read_tolerance(args.tolerance)
     except ValueError as exc:
         return _error(f"--tolerance {args.tolerance!r}: {exc}")
     try:

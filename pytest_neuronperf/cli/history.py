@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..reports import history
 from ..reports.json import Report, ReportError, load, write_atomic
-from ..settings import defaults, parse_tolerance
+from ..settings import defaults
+from .tolerance import read_tolerance
 
 EXIT_BAD_INPUT = 2
 DEFAULT_OUTPUT = Path("neuronperf-history.html")
@@ -66,9 +67,7 @@ def gather(paths: list[Path]) -> tuple[list[Report], list[Path]]:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        tolerance = (
-            defaults().tolerance if args.tolerance is None else parse_tolerance(args.tolerance)
-        )
+        tolerance = read_tolerance(args.tolerance)
     except ValueError as exc:
         return _error(f"--tolerance {args.tolerance!r}: {exc}")
     try:

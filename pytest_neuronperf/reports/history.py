@@ -257,17 +257,7 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
                     class_="trend-change",
                 )
             )
-    body.append(
-        svg.el(
-            "rect",
-            x=LEFT,
-            y=TOP,
-            width=W - RIGHT - LEFT,
-            height=H - BOTTOM - TOP,
-            fill="none",
-            stroke=svg.AXIS,
-        )
-    )
+    body.append(svg.frame(LEFT, TOP, W - RIGHT - LEFT, H - BOTTOM - TOP))
     return svg.svg(W, H, body, f"trend of {s.region}", class_="trend")
 
 

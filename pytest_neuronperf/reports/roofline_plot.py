@@ -203,17 +203,7 @@ def _axes(x: svg.LogScale, y: svg.LogScale) -> list[str]:
                 data_value=f"{t:g}",
             )
         )
-    out.append(
-        svg.el(
-            "rect",
-            x=LEFT,
-            y=TOP,
-            width=W - RIGHT - LEFT,
-            height=H - BOTTOM - TOP,
-            fill="none",
-            stroke=svg.AXIS,
-        )
-    )
+    out.append(svg.frame(LEFT, TOP, W - RIGHT - LEFT, H - BOTTOM - TOP))
     out.append(
         svg.text(
             (LEFT + W - RIGHT) / 2,

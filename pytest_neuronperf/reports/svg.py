@@ -36,6 +36,11 @@ def el(tag: str, content: str = "", **kv: object) -> str:
     return f"{head}>{content}</{tag}>" if content else f"{head}/>"
 
 
+def frame(left: float, top: float, width: float, height: float) -> str:
+    """The outline of a chart's plotting area."""
+    return el("rect", x=left, y=top, width=width, height=height, fill="none", stroke=AXIS)
+
+
 def text(x: float, y: float, label: str, **kv: object) -> str:
     kv.setdefault("font_size", FONT)
     return el("text", escape(label), x=x, y=y, **kv)
