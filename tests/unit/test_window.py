@@ -438,7 +438,11 @@ def test_a(neuron_profile):
         assert recorded["window_note"] == "", "a recording samples every window whole"
         judged = measured("--neuron-profile")
         assert judged["window_s"] > 0 and judged["host_calls"] > 10
-        assert judged["window_note"].startswith(("window stopped after", "window ran ")), judged
+        # The adaptive window says where it stopped, unless a busy moment made its host time
+        # look regressed: then whole windows were sampled again, and recheck_note says so.
+        assert judged["window_note"].startswith(("window stopped after", "window ran ")) or (
+            judged["window_note"] == "" and judged["recheck_note"].startswith("host time regressed")
+        ), judged
         # No entry for this region here: no window, one call per round.
         other = f"--neuron-profile-dir={pytester.path / 'elsewhere'}"
         for unjudged in (measured("--neuron-profile", other), measured()):
