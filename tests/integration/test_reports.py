@@ -4,15 +4,12 @@ and progress lines for slow measurements. All from real pytest runs through pyte
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
 import pytest
-from PIL import Image
+from chromium import screenshot, skip_without
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -115,40 +112,12 @@ def test_html_report_is_self_contained_and_has_the_op_diff(broken_run: pytest.Py
     assert 'class="bar-current"' in html and 'class="bar-baseline"' in html
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (.ci/run installs it)")
+@skip_without
 @pytest.mark.slow  # a chromium subprocess
 def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_path: Path) -> None:
     result = broken_run.runpytest_inprocess(*FAST, "--neuron-profile-html=report.html")
     result.assert_outcomes(passed=1, failed=1)
-    shot = tmp_path / "shot.png"
-    chromium = _chromium()
-    assert chromium is not None
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--window-size=1200,1600",
-            f"--screenshot={shot}",
-            (broken_run.path / "report.html").as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-        env=dict(os.environ, HOME=str(tmp_path)),
-    )
-    pixels = Image.open(shot).convert("RGB")
+    pixels = screenshot(broken_run.path / "report.html", tmp_path, 1600)
     colours = {c for _, c in pixels.getcolors(maxcolors=1 << 20) or []}
     # The bars' own colours (report_html.CURRENT and BASELINE) are on screen: the chart drew.
     assert (0x25, 0x63, 0xEB) in colours
