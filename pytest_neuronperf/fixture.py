@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .measure.runner import MeasureError, Runner
+from .measure.errors import MeasureError
+from .measure.runner import Runner
 from .measure.window import WindowPlan
 from .model import Measurement
 from .names import callable_name as _callable_name

@@ -195,7 +195,7 @@ def test_twice_the_time_fails_on_host_time_and_marker_tolerance_applies(
             r"vs [\d.,]+ µs, 95% CI \+\d+%\.\.\+\d+%, tolerance 10%\)",
         ]
     )
-    # Confirmed on a second look before it failed (measure.py: _recheck).
+    # Confirmed on a second look before it failed (measure/host.py: second_look).
     result.stdout.fnmatch_lines(
         ["host time regressed +*% in the first window; judged on 3 more windows sampled *"]
     )

@@ -90,7 +90,7 @@ def test_without_the_flag_unmarked_uses_only_run_and_budgets_still_hold(
     write(
         pytester,
         """
-from pytest_neuronperf.measure.runner import MeasureError
+from pytest_neuronperf.measure.errors import MeasureError
 
 def test_unmarked_is_not_profiled(neuron_profile, xw):
     assert not neuron_profile.enabled

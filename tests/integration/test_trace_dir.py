@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from pytest_neuronperf.backends import CpuBackend
-from pytest_neuronperf.measure.runner import Runner, trace_filename
+from pytest_neuronperf.measure.export import trace_filename
+from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.trace.offline import report_trace
 

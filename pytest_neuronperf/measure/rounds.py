@@ -1,0 +1,86 @@
+"""The profiled rounds of a callable: one profiler session, one marker per round.
+
+This module's one job is the part of a callable's measurement that runs under the
+profiler: a prime round that absorbs a fresh profiler's slow start (settled again if the
+region faulted after its first call), then each round inside its ``record_function``
+marker, with the reference tick, the round's host window and its page faults taken beside
+it. Warm-up, host-time sampling and reading the profile back stay with the runner.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backends import Backend, Window
+from .progress import Writer, phase
+from .reference import Reference
+from .settle import page_faults, settle
+
+
+@dataclass
+class Profiled:
+    """What the profiled rounds leave: the finished profiler, the last round's result,
+    and per round its reference tick (when timed), host window and page faults."""
+
+    prof: Any = None
+    result: Any = None
+    device_refs: list[float] = field(default_factory=list)
+    # Host windows (the wall clock Neuron's runtime trace also uses) place device
+    # executions in their round; each ends after the round's synchronize.
+    host_windows: dict[str, Window] = field(default_factory=dict)
+    round_faults: list[float] = field(default_factory=list)
+
+
+def profile_rounds(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    backend: Backend,
+    markers: Sequence[str],
+    prime: str,
+    *,
+    resettle: bool,
+    reference: Reference | None,
+    progress: Writer | None,
+    what: str,
+) -> Profiled:
+    """One round per marker under one profiler session, after the ``prime`` round.
+    ``resettle``: the region faulted after its first call, so the prime round settles."""
+    from torch.profiler import profile, record_function
+
+    sync = backend.synchronize
+    faults = page_faults or (lambda: 0)
+    out = Profiled()
+    with (
+        phase(progress, f"{what} profiling {len(markers)} rounds"),
+        profile(activities=backend.activities(), **backend.profiler_kwargs()) as prof,
+    ):
+        # A fresh profiler's first rounds run slower: an unanalysed prime round absorbs
+        # that (docs/design.md, "How a callable is measured").
+        def primed() -> None:
+            with record_function(prime):
+                fn(*args, **kwargs)
+                sync()
+
+        f0 = faults()
+        primed()
+        # Only a region that faulted after its first call settles again (docs/design.md).
+        if resettle:
+            settle(primed, [faults() - f0])
+        for marker in markers:
+            if reference is not None:
+                # Bare: a record_function around each tick doubled the time torch takes
+                # to read the profile back. Its aten::mul calls sit between the rounds.
+                out.device_refs.append(reference.tick())
+            f0 = faults()
+            w0 = time.time_ns()
+            with record_function(marker):
+                out.result = fn(*args, **kwargs)
+                sync()
+            out.host_windows[marker] = (w0, time.time_ns())
+            out.round_faults.append(float(faults() - f0))
+    out.prof = prof
+    return out
