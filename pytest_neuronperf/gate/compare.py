@@ -12,7 +12,7 @@ from ..measure.threads import THREADS_KEY
 from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
-from ..trace.analysis import op_diff_text
+from ..trace.summary import op_diff_text
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"

@@ -26,9 +26,10 @@ from ..backends import Backend
 from ..markers import PRIME, marker_name
 from ..model import Measurement
 from ..stats import Stats
-from ..trace.analysis import RoundResult, summarize
+from ..trace.analysis import RoundResult
 from ..trace.events import KinetoNode, kineto_nodes
 from ..trace.offline import gc_paused
+from ..trace.summary import summarize
 from ..work.peaks import PeakTable
 from .compile_watch import CompileWatch
 from .errors import MeasureError

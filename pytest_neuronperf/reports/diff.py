@@ -13,7 +13,7 @@ from ..baselines.entry import Entry
 from ..gate.compare import compare
 from ..model import Record
 from ..stats import TimeChange
-from ..trace.analysis import op_diff_text
+from ..trace.summary import op_diff_text
 from .json import Report
 from .status import gated_metric
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from ..model import OpRow, Record
-from ..trace.analysis import op_diff
+from ..trace.summary import op_diff
 from . import fusion, roofline_plot, svg
 from .columns import Column
 from .provenance import Provenance

@@ -17,7 +17,7 @@ from ..measure.window import WindowPlan
 from ..model import Measurement, Record
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
-from ..trace.analysis import op_diff_text
+from ..trace.summary import op_diff_text
 from ..work.peaks import Peaks
 from .baselines import BaselineSession
 from .collect import budgets_key

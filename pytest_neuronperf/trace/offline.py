@@ -31,8 +31,9 @@ from typing import Any, Literal
 from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
-from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops, summarize
+from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops
 from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
+from .summary import summarize
 
 ModeChoice = Literal["auto", "host", "device"]
 WHOLE_TRACE = "(whole trace)"

@@ -14,8 +14,9 @@ from pytest_neuronperf.backends import CpuBackend
 from pytest_neuronperf.measure.errors import MeasureError
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement
-from pytest_neuronperf.trace.analysis import analyze_markers, op_diff, op_diff_text
+from pytest_neuronperf.trace.analysis import analyze_markers
 from pytest_neuronperf.trace.events import events_from_chrome
+from pytest_neuronperf.trace.summary import op_diff, op_diff_text
 
 HIDDEN = 256
 
