@@ -6,7 +6,7 @@ result has the real mix of ops, runtime calls, kernels and flows at 100 MB. Run:
 
     python benchmarks/bench_trace_parse.py [--mb 100] [--source TRACE] [--repeat 3]
 
-Prints the median seconds of each and the ratios: report / json.load (the target, 1.3x),
+Prints the median seconds of each and the ratios: report / json.load (the target, 1.5x, issue 16),
 and report / json.load with garbage collection paused as the report pauses it.
 """
 
@@ -44,7 +44,7 @@ def synthesise(source: Path, target_bytes: int) -> dict[str, Any]:
         int(v) for e in events for k, v in (e.get("args") or {}).items() if k in _ID_KEYS
     )
     chunk = len(json.dumps(timed))
-    copies = max(1, target_bytes // chunk)
+    copies = max(1, -(-target_bytes // chunk))  # rounded up: the trace is at least the target
     out = [e for e in events if "ts" not in e]
     for i in range(copies):
         for ev in timed:
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"ratio: {t_report / t_json:.2f}x json.load, {t_report / t_json_nogc:.2f}x json.load "
-        "with gc paused (target: <= 1.3x json.load)"
+        "with gc paused (target: <= 1.5x json.load)"
     )
     return 0
 
