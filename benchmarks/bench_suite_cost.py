@@ -132,13 +132,29 @@ WAYS: dict[str, tuple[str, list[str]]] = {
 def pytest_run(root: Path, suite: str, extra: list[str]) -> tuple[float, str]:
     """The process's wall seconds and pytest's summary; exit 1 (a gate failed) still counts."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"test_{suite}.py"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-rf",
+        "-p",
+        "no:cacheprovider",
+        f"test_{suite}.py",
+    ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd + extra, cwd=root, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd + extra)} exited {proc.returncode}:\n{proc.stdout[-3000:]}")
-    return seconds, proc.stdout.strip().splitlines()[-1].strip("= ")
+    lines = proc.stdout.strip().splitlines()
+    # pytest-benchmark prints its legend after pytest's summary line.
+    summary = next(
+        (x for x in reversed(lines) if " in " in x and ("passed" in x or "failed" in x)), lines[-1]
+    )
+    # A failure in a run that changed nothing is the gate's false failure: shown, not hidden.
+    failed = [x for x in lines if x.startswith(("FAILED ", "PERF "))]
+    return seconds, "; ".join([summary.strip("= "), *failed])
 
 
 def main() -> int:
