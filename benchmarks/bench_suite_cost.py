@@ -132,16 +132,8 @@ WAYS: dict[str, tuple[str, list[str]]] = {
 def pytest_run(root: Path, suite: str, extra: list[str]) -> tuple[float, str]:
     """The process's wall seconds and pytest's summary; exit 1 (a gate failed) still counts."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-rf",
-        "-p",
-        "no:cacheprovider",
-        f"test_{suite}.py",
-    ]
+    pytest = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider"]
+    cmd = [*pytest, f"test_{suite}.py"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd + extra, cwd=root, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
