@@ -41,8 +41,8 @@ from typing import Any
 import torch
 
 from pytest_neuronperf.backends import BackendUnavailable, NeuronBackend, select
-from pytest_neuronperf.backends.neuron_events import backfill_rounds, key_averages_device_us
-from pytest_neuronperf.backends.neuron_sources import MARGIN, agreement
+from pytest_neuronperf.backends.neuron.events import backfill_rounds, key_averages_device_us
+from pytest_neuronperf.backends.neuron.sources import MARGIN, agreement
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement, Record, Status
 from pytest_neuronperf.reports.terminal import measurement_detail, summary_table

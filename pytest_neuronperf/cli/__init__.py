@@ -1,1 +1,1 @@
-"""Command-line tools: neuronperf report | record."""
+"""Command-line tools: neuronperf report | record | compare | history (main dispatches)."""

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..reports import history
+from ..reports.charts import history
 from ..reports.json import Report, ReportError, load, write_atomic
 from ..settings import defaults
 from .tolerance import read_tolerance

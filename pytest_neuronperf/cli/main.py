@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..model import Measurement, Record, Status
-from ..reports.terminal import measurement_detail, per_op_table, summary_table
-from ..trace.events import TraceError
-from ..trace.offline import TraceReport, report_trace
-from . import compare, history
+from . import compare, history, report
 from .record import DEFAULT_PROCESSES, record
 
 EXIT_BAD_INPUT = 2
-_KERNELS_SHOWN = 12
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,37 +62,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def render(report: TraceReport) -> str:
-    records = [Record(r.measurement, status=Status.TRACE) for r in report.regions]
-    lines = [
-        f"neuronperf report: {report.source} ({report.mode} mode, {report.device_kind})",
-        summary_table(records),
-    ]
-    for r in report.regions:
-        lines += ["", *_detail(r.measurement)]
-    return "\n".join(lines)
-
-
-def _detail(m: Measurement) -> list[str]:
-    # The plugin's detail, with kernel names cut short: demangled CUDA template names run
-    # to thousands of characters. --json keeps them whole.
-    head, *rest = measurement_detail(m).split("\n")
-    lines = [head, per_op_table(m)]
-    if m.kernel_counts:
-        top = sorted(m.kernel_counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        lines.append("kernels:")
-        lines += [f"  {n:>4} × {short_kernel_name(name)}" for name, n in top[:_KERNELS_SHOWN]]
-        if len(top) > _KERNELS_SHOWN:
-            lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
-    lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
-    return lines
-
-
-def short_kernel_name(name: str, width: int = 90) -> str:
-    text = name.removeprefix("void ")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "compare":
@@ -113,17 +76,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return EXIT_BAD_INPUT
         return record(args.pytest_args, args.processes)
-    from ..backends import neuron_offline
-
-    if neuron_offline.is_neuron_input(args.trace):
-        return neuron_offline.main(args.trace, as_json=args.json, region=args.region)
-    try:
-        report = report_trace(args.trace, region=args.region, mode=args.mode)
-    except TraceError as exc:
-        print(f"neuronperf: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
-    else:
-        print(render(report))
-    return 0
+    return report.run(args.trace, region=args.region, mode=args.mode, as_json=args.json)

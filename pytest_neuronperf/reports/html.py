@@ -11,7 +11,7 @@ from html import escape
 
 from ..model import OpRow, Record
 from ..trace.summary import op_diff
-from . import fusion, roofline_plot, svg
+from .charts import fusion, roofline, svg
 from .columns import Column
 from .provenance import Provenance
 from .status import (
@@ -243,8 +243,8 @@ def _work(r: Record) -> tuple[str, str, str, str]:
 
 
 def _roofline(records: Sequence[Record]) -> str:
-    pts, left_out = roofline_plot.points(records)
-    rfs = roofline_plot.roofs(records)
+    pts, left_out = roofline.points(records)
+    rfs = roofline.roofs(records)
     if not pts:
         why = "".join(f"<li>{escape(s)}</li>" for s in left_out)
         return (
@@ -281,7 +281,7 @@ def _roofline(records: Sequence[Record]) -> str:
         )
     else:
         notes_above = ""
-    per_op_pts, _ = roofline_plot.points(records, per_op=True)
+    per_op_pts, _ = roofline.points(records, per_op=True)
     side = (
         f'<p class="legend">{legend}</p>'
         '<p class="note">Each point is a region: the FLOPs it does per byte it moves, against '
@@ -293,10 +293,10 @@ def _roofline(records: Sequence[Record]) -> str:
     )
     return (
         '<section id="roofline"><h2>Roofline</h2><div class="beside">'
-        + roofline_plot.plot(pts, rfs)
+        + roofline.plot(pts, rfs)
         + f'<div class="side">{side}</div></div>'
         + "<details><summary>Per-op points (hollow: one op of a region)</summary>"
-        + roofline_plot.plot(per_op_pts, rfs, label="roofline per op")
+        + roofline.plot(per_op_pts, rfs, label="roofline per op")
         + "</details></section>"
     )
 

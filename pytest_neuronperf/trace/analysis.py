@@ -271,7 +271,7 @@ class TraceIndex:
 
     def device_events(self, op: Event) -> list[Event]:
         """Device events linked to launches inside ``op`` (the op itself included): the
-        Neuron backfill's kernel names (backends/neuron_events.py)."""
+        Neuron backfill's kernel names (backends/neuron/events.py)."""
         out: list[Event] = []
         seen: set[int] = set()
         stack = [op]

@@ -16,7 +16,7 @@ import pytest
 from chromium import colour_near, look, skip_without
 
 from pytest_neuronperf.cli.main import main
-from pytest_neuronperf.reports import history
+from pytest_neuronperf.reports.charts import history
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from chromium import colour_near, look, skip_without
 
-from pytest_neuronperf.reports import fusion, roofline_plot
+from pytest_neuronperf.reports.charts import fusion, roofline
 from pytest_neuronperf.reports.status import COLOURS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -177,7 +177,7 @@ def test_pictures_are_drawn_in_a_real_browser_within_1280_px(page: Path, tmp_pat
     for roof in roofs:
         (x1, y1), (x2, y2) = roof["points"]
         for t in (0.25, 0.5, 0.75):
-            assert colour_near(img, x1 + (x2 - x1) * t, y1 + (y2 - y1) * t, roofline_plot.ROOF)
+            assert colour_near(img, x1 + (x2 - x1) * t, y1 + (y2 - y1) * t, roofline.ROOF)
     # The fusion view: a device, host and ops bar per variant, in their colours.
     for cls, want in (
         ("fusion-device", fusion.DEVICE),

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_neuronperf.model import BaselineStatus, Record, Status
-from pytest_neuronperf.reports import fusion, html
+from pytest_neuronperf.reports import html
+from pytest_neuronperf.reports.charts import fusion
 from pytest_neuronperf.reports.json import load
 from pytest_neuronperf.reports.status import conditions, counts, failed, status_of
 from pytest_neuronperf.stats import Stats
@@ -150,20 +151,20 @@ def test_fusion_ranks_say_slower_only_outside_the_noise(records: list[Record]) -
 
 def test_roofline_leaves_out_what_has_no_intensity_and_says_why(records: list[Record]) -> None:
     """Edited copies: one region as a with-region (no work counted), one moving bytes only."""
-    from pytest_neuronperf.reports import roofline_plot
+    from pytest_neuronperf.reports.charts import roofline
 
     m0, m1 = records[0].measurement, records[1].measurement
     assert m1.work is not None
     uncounted = replace(records[0], measurement=replace(m0, work=None))
     copying = replace(records[1], measurement=replace(m1, work=replace(m1.work, flops=0)))
-    pts, left_out = roofline_plot.points([uncounted, copying, *records[2:]])
+    pts, left_out = roofline.points([uncounted, copying, *records[2:]])
     assert [p.label for p in pts] == ["rmsnorm_compiled", "rmsnorm_naive", "rmsnorm_fused"]
     assert "not counted" in left_out[0] and "no intensity on a log axis" in left_out[1]
     # One roof per device peak, with the device and dtype in its name.
-    assert [r.what for r in roofline_plot.roofs(records)] == ["cpu:x86_64, float32"]
+    assert [r.what for r in roofline.roofs(records)] == ["cpu:x86_64, float32"]
     page = html.render([uncounted, copying, *records[2:]])
     assert "Not on the plot:" in page
     # The same region from two tests at one spot reads once, "×2".
-    plot = roofline_plot.plot(*roofline_plot.points(records)[:1], roofline_plot.roofs(records))
+    plot = roofline.plot(*roofline.points(records)[:1], roofline.roofs(records))
     labels = re.findall(r'class="point-label"[^>]*>([^<]+)<', plot)
     assert sorted(labels) == ["rmsnorm_compiled", "rmsnorm_fused ×2", "rmsnorm_naive ×2"]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_neuronperf.backends import BackendUnavailable, NeuronBackend, select
-from pytest_neuronperf.backends.neuron_events import (
+from pytest_neuronperf.backends.neuron.events import (
     instance_family,
     logical_core_setting,
     neuron_device_kind,

@@ -28,8 +28,8 @@ import torch
 from test_neuron_runtime import SCHEMA
 
 from pytest_neuronperf.backends.neuron import NeuronBackend
-from pytest_neuronperf.backends.neuron_config import RuntimePlan
-from pytest_neuronperf.backends.neuron_sources import NeuronDeviceTimeError
+from pytest_neuronperf.backends.neuron.config import RuntimePlan
+from pytest_neuronperf.backends.neuron.sources import NeuronDeviceTimeError
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_neuronperf.backends import BackendMisconfigured, NeuronBackend
-from pytest_neuronperf.backends.neuron_config import (
+from pytest_neuronperf.backends.neuron.config import (
     build_config,
     config_summary,
     environment_conflict,

@@ -20,7 +20,7 @@ from torch._C._autograd import DeviceType
 from torch.autograd.profiler_util import EventList as _EventList
 from torch.autograd.profiler_util import FunctionEvent as _FunctionEvent
 
-from pytest_neuronperf.backends.neuron_events import (
+from pytest_neuronperf.backends.neuron.events import (
     backfill_rounds,
     key_averages_device_us,
 )

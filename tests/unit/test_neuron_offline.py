@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_neuron_runtime import OTHER_PID, lnc2, row, write
 
-from pytest_neuronperf.backends.neuron_offline import is_neuron_input
+from pytest_neuronperf.backends.neuron.offline import is_neuron_input
 from pytest_neuronperf.cli.main import main
 
 

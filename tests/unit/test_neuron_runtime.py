@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_neuronperf.backends.neuron_runtime import (
+from pytest_neuronperf.backends.neuron.runtime import (
     EXEC_EVENT,
     Execution,
     RoundExecutions,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_neuronperf.backends.neuron_events import BackfillRound
-from pytest_neuronperf.backends.neuron_runtime import Execution, RoundExecutions
-from pytest_neuronperf.backends.neuron_sources import (
+from pytest_neuronperf.backends.neuron.events import BackfillRound
+from pytest_neuronperf.backends.neuron.runtime import Execution, RoundExecutions
+from pytest_neuronperf.backends.neuron.sources import (
     MARGIN,
     NeuronDeviceTimeError,
     Tried,

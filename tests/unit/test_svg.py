@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_neuronperf.reports import svg
+from pytest_neuronperf.reports.charts import svg
 
 
 def test_log_scale_puts_each_decade_the_same_distance_apart() -> None:

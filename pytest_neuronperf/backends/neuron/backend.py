@@ -3,9 +3,9 @@
 ``torch-neuronx`` is never imported at module level: it is optional, heavy, and absent on
 most machines. Availability follows docs/neuron.md: the native TorchNeuron backend registers
 PrivateUse1 under the name ``neuron``. Device time is read the tutorial's way
-(neuron_events, from ``key_averages()``'s fields with ``correlate_device_time=True``) and
-cross-checked against the Neuron Runtime's own executions (neuron_runtime), or taken from
-them where the backfill is absent (neuron_sources). ``benchmarks/verify_neuron.py`` checks
+(events, from ``key_averages()``'s fields with ``correlate_device_time=True``) and
+cross-checked against the Neuron Runtime's own executions (runtime), or taken from
+them where the backfill is absent (sources). ``benchmarks/verify_neuron.py`` checks
 it all on hardware in one command.
 """
 
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..markers import parse_marker
-from ..settings import DEFAULT_NEURON_CONFIG
-from .base import Backend, BackendMisconfigured, RegionRounds, Window
-from .neuron_config import (
+from ...markers import parse_marker
+from ...settings import DEFAULT_NEURON_CONFIG
+from ..base import Backend, BackendMisconfigured, RegionRounds, Window
+from .config import (
     PAIRING,
     BuiltConfig,
     RuntimePlan,
@@ -33,18 +33,18 @@ from .neuron_config import (
     find_explorer,
     runtime_plan,
 )
-from .neuron_events import (
+from .events import (
     backfill_rounds,
     instance_family,
     logical_core_setting,
     neuron_device_kind,
     read_instance_type,
 )
-from .neuron_sources import Combined, NeuronDeviceTimeError, Tried, combine
+from .sources import Combined, NeuronDeviceTimeError, Tried, combine
 
 if TYPE_CHECKING:
-    from ..settings import Settings
-    from .neuron_runtime import RoundExecutions
+    from ...settings import Settings
+    from .runtime import RoundExecutions
 
 
 class NeuronBackend(Backend):
@@ -198,8 +198,8 @@ class NeuronBackend(Backend):
     ) -> tuple[dict[str, RoundExecutions], str]:
         """Each timed round's executions from this session's runtime trace, or ({}, why
         not). A trace that contradicts the rounds (a straddling execution) raises."""
-        from .neuron_explorer import ingest_all, session_dirs
-        from .neuron_runtime import RuntimeTraceError, executions, per_window, read_exec_rows
+        from .explorer import ingest_all, session_dirs
+        from .runtime import RuntimeTraceError, executions, per_window, read_exec_rows
 
         timed = [m for m in markers if m in windows]
         if self._plan is None or not self._plan.enabled:

@@ -1,8 +1,8 @@
 """Two sources of Neuron device time -> one figure per round, with notes, or a loud error.
 
-The backfill (``key_averages()``'s device columns, neuron_events) is the device time
+The backfill (``key_averages()``'s device columns, events) is the device time
 wherever it is there: it is the figure the tutorial's table shows, per op. The runtime trace
-(``nc_exec_running`` executions in each round's host window, neuron_runtime) is reported
+(``nc_exec_running`` executions in each round's host window, runtime) is reported
 beside it, and is the device time where the backfill is absent. A region that dispatched
 ops but has device time from neither is an error, never 0 µs. Pure functions.
 """
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import median
 
-from ..trace.analysis import AnalysisError, RoundResult
-from .neuron_config import PAIRING
-from .neuron_events import BackfillRound
-from .neuron_runtime import RoundExecutions, models_differ
+from ...trace.analysis import AnalysisError, RoundResult
+from .config import PAIRING
+from .events import BackfillRound
+from .runtime import RoundExecutions, models_differ
 
 # The two sources measure the same executions from two ends (the op's backfilled device
 # time, the runtime's execution span); beyond this relative gap the report says so.

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from .neuron_runtime import RuntimeTraceError, system_event_files
+from .runtime import RuntimeTraceError, system_event_files
 
 SESSION_FILES = ("ntrace.pb", "trace_info.pb")
 INGEST_TIMEOUT_S = 900

@@ -31,14 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..trace.analysis import (
+from ...trace.analysis import (
     RoundResult,
     TraceIndex,
     compile_activity,
     find_markers,
     region_ops,
 )
-from ..trace.events import Event, Kind, events_from_function_events
+from ...trace.events import Event, Kind, events_from_function_events
 
 PRODUCT_NAME = Path("/sys/devices/virtual/dmi/id/product_name")
 _FAMILY = re.compile(r"^(trn|inf)(\d+)([a-z]*)\.", re.IGNORECASE)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .base import BackendMisconfigured
-from .neuron_runtime import INSTALL_EXTRA
+from ..base import BackendMisconfigured
+from .runtime import INSTALL_EXTRA
 
 CORRELATE = "correlate_device_time"
 OUTPUT_DIR = "profile_output_dir"

@@ -8,9 +8,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import Record
+from ...model import Record
+from ..status import ORDER, colour, status_of
 from . import svg
-from .status import ORDER, colour, status_of
 
 ROOF = "#111827"
 W, H = 820, 440

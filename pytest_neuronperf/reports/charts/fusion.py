@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ..model import Measurement, Record
-from ..stats import MIN_ROUNDS, Stats, quantile, ratio_interval
+from ...model import Measurement, Record
+from ...stats import MIN_ROUNDS, Stats, quantile, ratio_interval
+from ..status import colour, gated_metric, status_of
 from . import svg
-from .status import colour, gated_metric, status_of
 
 DEVICE = "#2563eb"
 HOST = "#0d9488"

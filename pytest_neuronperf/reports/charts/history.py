@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
-from ..model import Record
+from ...model import Record
+from ..json import Report
+from ..status import colour, gated_metric, status_of
 from . import svg
-from .json import Report
-from .status import colour, gated_metric, status_of
 
 DEVICE = "#2563eb"
 HOST = "#0d9488"
@@ -350,7 +350,7 @@ def _or_zero(v: float) -> float:
 
 def text(reports: Sequence[Report], tolerance: float) -> str:
     """The terminal's summary: regions that crept, then every region's first → last."""
-    from .terminal import tabulate
+    from ..terminal import tabulate
 
     found = series(reports)
     ranked = sorted(found, key=lambda s: -_or_zero(s.change(s.gated())))

@@ -3,14 +3,13 @@
 Accepts a ``SystemProfileEvents*.parquet`` file, a directory holding such files (an
 ingested ``<name>@latest/`` profile, or a ``--data-path`` with profiles below it), or a
 Neuron profile output directory (``profile_output_dir`` with ``ntrace.pb`` sessions), which
-``neuron-explorer`` ingests first. Bad input is one line and exit status 2, as for Kineto
-traces. Every process's executions count here: offline there is no "our" process.
+``neuron-explorer`` ingests first. Bad input raises RuntimeTraceError (one line); the CLI
+prints it (cli/report.py). Every process's executions count here: offline there is no "our"
+process.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
@@ -18,17 +17,15 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from .neuron_config import find_explorer
-from .neuron_explorer import ingest_all, session_dirs
-from .neuron_runtime import (
+from .config import find_explorer
+from .explorer import ingest_all, session_dirs
+from .runtime import (
     SYSTEM_TABLE,
     Execution,
     RuntimeTraceError,
     executions,
     read_exec_rows,
 )
-
-EXIT_BAD_INPUT = 2
 
 
 def is_neuron_input(path: Path) -> bool:
@@ -132,36 +129,3 @@ def _ingest(path: Path, explorer: str | None) -> list[Path]:
         )
     data_path = Path(tempfile.mkdtemp(prefix="neuronperf-explorer-"))
     return ingest_all(explorer, sessions, data_path, "neuronperf-report")
-
-
-def render(report: NeuronReport) -> str:
-    lines = [
-        f"neuronperf report: {report.source} (Neuron runtime trace: {report.executions:,} "
-        f"executions from {report.rows:,} nc_exec_running rows, device "
-        f"{report.device_us:,.1f} µs)",
-        f"{'model':<40} {'executions':>10} {'device µs':>12} {'median µs':>10}",
-    ]
-    for m in report.models:
-        lines.append(
-            f"{m.model[:40]:<40} {m.executions:>10,} {m.device_us:>12,.1f} {m.median_us:>10,.1f}"
-        )
-    return "\n".join(lines)
-
-
-def main(path: Path, *, as_json: bool = False, region: str | None = None) -> int:
-    """The CLI's Neuron branch: prints the report, or one error line and returns 2."""
-    try:
-        if region is not None:
-            raise RuntimeTraceError(
-                f"{path}: --region applies to Kineto traces; a Neuron runtime trace is "
-                "reported per model"
-            )
-        report = neuron_report(path)
-    except RuntimeTraceError as exc:
-        print(f"neuronperf: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if as_json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
-    else:
-        print(render(report))
-    return 0

@@ -1,0 +1,103 @@
+"""``neuronperf report``: a saved Kineto trace's regions, or a Neuron profile's executions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..model import Measurement, Record, Status
+from ..reports.terminal import measurement_detail, per_op_table, summary_table
+from ..trace.events import TraceError
+from ..trace.offline import ModeChoice, TraceReport, report_trace
+
+if TYPE_CHECKING:
+    from ..backends.neuron.offline import NeuronReport
+
+EXIT_BAD_INPUT = 2
+_KERNELS_SHOWN = 12
+
+
+def run(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> int:
+    """Prints the report of ``path``, or one error line and returns 2."""
+    from ..backends.neuron import offline
+
+    if offline.is_neuron_input(path):
+        return _run_neuron(path, as_json=as_json, region=region)
+    try:
+        report = report_trace(path, region=region, mode=mode)
+    except TraceError as exc:
+        print(f"neuronperf: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        print(render(report))
+    return 0
+
+
+def render(report: TraceReport) -> str:
+    records = [Record(r.measurement, status=Status.TRACE) for r in report.regions]
+    lines = [
+        f"neuronperf report: {report.source} ({report.mode} mode, {report.device_kind})",
+        summary_table(records),
+    ]
+    for r in report.regions:
+        lines += ["", *_detail(r.measurement)]
+    return "\n".join(lines)
+
+
+def _detail(m: Measurement) -> list[str]:
+    # The plugin's detail, with kernel names cut short: demangled CUDA template names run
+    # to thousands of characters. --json keeps them whole.
+    head, *rest = measurement_detail(m).split("\n")
+    lines = [head, per_op_table(m)]
+    if m.kernel_counts:
+        top = sorted(m.kernel_counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append("kernels:")
+        lines += [f"  {n:>4} × {short_kernel_name(name)}" for name, n in top[:_KERNELS_SHOWN]]
+        if len(top) > _KERNELS_SHOWN:
+            lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
+    lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
+    return lines
+
+
+def short_kernel_name(name: str, width: int = 90) -> str:
+    text = name.removeprefix("void ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _run_neuron(path: Path, *, as_json: bool, region: str | None) -> int:
+    from ..backends.neuron.offline import neuron_report
+    from ..backends.neuron.runtime import RuntimeTraceError
+
+    try:
+        if region is not None:
+            raise RuntimeTraceError(
+                f"{path}: --region applies to Kineto traces; a Neuron runtime trace is "
+                "reported per model"
+            )
+        report = neuron_report(path)
+    except RuntimeTraceError as exc:
+        print(f"neuronperf: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        print(render_neuron(report))
+    return 0
+
+
+def render_neuron(report: NeuronReport) -> str:
+    lines = [
+        f"neuronperf report: {report.source} (Neuron runtime trace: {report.executions:,} "
+        f"executions from {report.rows:,} nc_exec_running rows, device "
+        f"{report.device_us:,.1f} µs)",
+        f"{'model':<40} {'executions':>10} {'device µs':>12} {'median µs':>10}",
+    ]
+    for m in report.models:
+        lines.append(
+            f"{m.model[:40]:<40} {m.executions:>10,} {m.device_us:>12,.1f} {m.median_us:>10,.1f}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""SVG charts of the reports: primitives (svg), roofline, fusion groups, history."""
