@@ -10,14 +10,12 @@ from ..baselines.entry import Entry
 from ..measure.reference import against_reference
 from ..measure.threads import THREADS_KEY
 from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
-from ..model import BaselineStatus, Measurement
+from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, TimeJudged
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.summary import op_diff_text
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
-# Starts every note saying why an entry was not judged; the footer gathers them (terminal).
-NOT_COMPARABLE_NOTE = f"{_PREFIX}: {NOT_COMPARABLE}: "
 
 
 @dataclass(frozen=True)
@@ -33,6 +31,10 @@ class Comparison:
     needs_write: bool = True
     # The time the verdict rests on: device_us, or host_us on host-timed backends.
     gated: str = "device_us"
+    # What a reader needs to reconcile the verdict: the entry's counts and the gated time.
+    baseline_ops: int | None = None
+    baseline_kernels: int | None = None
+    judged: TimeJudged | None = None
 
     def cell(self) -> str:
         """The report table's baseline column."""
@@ -98,6 +100,7 @@ def compare(
     gate host_us in place of device_us: there the device is the host, and the profiled op
     times vary several times more between runs than the unprofiled window (window.py)."""
     region = repr(m.region)
+    gated = "host_us" if host_timed else "device_us"
     if entry is None:
         failures: tuple[str, ...] = ()
         if strict:
@@ -106,8 +109,7 @@ def compare(
                 "--neuron-profile-strict is on; record it with "
                 "pytest --neuron-profile --neuron-profile-update",
             )
-        return Comparison(BaselineStatus.NEW, failures)
-    gated = "host_us" if host_timed else "device_us"
+        return Comparison(BaselineStatus.NEW, failures, gated=gated)
     threads = _recorded_otherwise(entry, m, THREADS_KEY)
     if threads:
         # The kernel count and every time depend on the thread count: nothing is judged.
@@ -144,9 +146,9 @@ def compare(
             elif now_work < then_work:
                 gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
-    # Another torch may run the reference itself faster or slower: raw times then.
-    by_reference = use_reference and then_torch == now_torch
+    by_reference = judged_by_reference(entry, now_torch, use_reference)
     changes: dict[str, TimeChange] = {}
+    judged_time: TimeJudged | None = None
     for metric, then_t, now_t, then_ref, now_ref, judged in (
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
          m.device_reference_us, not host_timed),
@@ -166,6 +168,8 @@ def compare(
         )
         change = relative if relative is not None else compare_times(b, c, tolerance)
         changes[metric] = change
+        if metric == gated:
+            judged_time = _judged(metric, change, then_t, now_t, then_ref, now_ref, by_reference)
         text = _time_sentence(region, metric, change, then_t, now_t, refs)
         if change.verdict == "regressed":
             fails.append(text)
@@ -204,7 +208,31 @@ def compare(
         changes.get("host_us"),
         needs_write,
         gated,
+        entry.ops,
+        entry.kernels,
+        judged_time,
     )
+
+
+def judged_by_reference(entry: Entry, torch_now: str | None, use_reference: bool) -> bool:
+    """Whether times against ``entry`` are judged as multiples of the reference workload:
+    another torch may run the reference itself faster or slower, so raw times then."""
+    return use_reference and entry.environment.get("torch") == torch_now
+
+
+def _judged(
+    metric: str,
+    c: TimeChange,
+    then: Stats,
+    now: Stats,
+    then_ref: Stats | None,
+    now_ref: Stats | None,
+    by_reference: bool,
+) -> TimeJudged:
+    refs = None
+    if by_reference and then_ref is not None and now_ref is not None and then_ref.median > 0:
+        refs = now_ref.median / then_ref.median
+    return TimeJudged(metric, then.median, now.median, c.ratio, refs, c.verdict)
 
 
 _Refs = tuple[Stats, Stats] | None

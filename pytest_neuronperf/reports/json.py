@@ -50,7 +50,10 @@ def document(
     now: datetime | None = None,
     provenance: Provenance | None = None,
 ) -> dict[str, Any]:
-    from .. import __version__
+    # Not the package's __init__: that would pull in the fixture and every backend.
+    from importlib.metadata import version
+
+    __version__ = version("pytest-neuronperf")
 
     environments = sorted({json.dumps(r.measurement.environment, sort_keys=True) for r in records})
     counts: dict[str, int] = {}

@@ -7,7 +7,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ..gate.compare import NOT_COMPARABLE
 from ..model import BaselineStatus, Record
 from .terminal import device_cell, header_line
 
@@ -47,7 +46,7 @@ def verdict(records: Sequence[Record]) -> str:
     baseline = Counter(r.baseline for r in records)
     budgeted = sum(1 for r in records if r.budget)
     new = baseline[BaselineStatus.NEW]
-    compared = n - baseline[""] - new - baseline[NOT_COMPARABLE]
+    compared = n - baseline[""] - new - baseline[BaselineStatus.NOT_COMPARABLE]
     parts = []
     if budgeted:
         parts.append(f"{_all(budgeted, n)}within budget")
@@ -55,8 +54,10 @@ def verdict(records: Sequence[Record]) -> str:
         parts.append(f"{_all(compared, n)}within baseline")
     if new:
         parts.append(f"{_all(new, n)}new (no baseline yet)")
-    if baseline[NOT_COMPARABLE]:
-        parts.append(f"{_all(baseline[NOT_COMPARABLE], n)}not comparable with the baseline")
+    if baseline[BaselineStatus.NOT_COMPARABLE]:
+        parts.append(
+            f"{_all(baseline[BaselineStatus.NOT_COMPARABLE], n)}not comparable with the baseline"
+        )
     if not parts:
         return f"No failures: {_plural(n)}, none with a budget or a baseline."
     return f"No failures in {_plural(n)}: " + "; ".join(parts) + "."

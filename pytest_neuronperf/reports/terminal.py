@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
-from ..model import BaselineStatus, Measurement, Record
+from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record
+from .change import baseline_text
 from .columns import TERMINAL_COLUMNS, Column
-from .fit import MERGE_COUNTS, elide, fit_table, wrap
+from .fit import MERGE_COUNTS, elide, elide_apart, fit_table, wrap
+from .status import gated_metric, outcome
 
 if TYPE_CHECKING:
     from ..baselines.store import Key
@@ -52,14 +54,62 @@ def header_line(records: Sequence[Record], note: str = "") -> str:
 
 
 def summary_table(records: Sequence[Record], width: int | None = None) -> str:
-    """The session table; with ``width``, fitted to it (fit.py): optional columns dropped
-    or merged, long test ids and regions elided in the middle. JSON and HTML keep all."""
+    """The session table: one line per region where it fits ``width``; else grouped by
+    test (docs/reports.md): each test id on a line of its own, told apart from the others,
+    its regions below it in a table fitted to the width (fit.py: optional columns dropped
+    or merged by priority), and under a region that moved or failed a line saying against
+    what. JSON and HTML keep every column."""
     headers, rows = _table(records)
-    if width is not None:
-        # The host-timed backend gates host time: its device µs goes before host µs does.
-        host_timed = all(r.measurement.backend == "cpu" for r in records)
-        return fit_table(headers, rows, width, drop_first=_DROP_HOST_TIMED if host_timed else _DROP)
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    flat = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    if width is None or max(map(len, flat.splitlines())) <= width:
+        return flat
+    return _grouped(records, headers, rows, width)
+
+
+_INDENT = "  "
+_BY_TEST = (Column.TEST, Column.BASELINE)
+
+
+def _grouped(
+    records: Sequence[Record], headers: list[str], rows: list[list[str]], width: int
+) -> str:
+    keep = [i for i, h in enumerate(headers) if h not in _BY_TEST]
+    # The gated time stays; the other one goes before ops and kernels merge.
+    gated = {gated_metric(r) for r in records}
+    drop = _DROP_HOST_TIMED if gated == {"host_us"} else _DROP
+    table = fit_table(
+        [headers[i] for i in keep],
+        [[row[i] for i in keep] for row in rows],
+        width - len(_INDENT),
+        drop_first=drop,
+    ).splitlines()
+    ids = elide_apart([r.measurement.test_id for r in records], width)
+    lines = [_INDENT + line for line in table[:2]]
+    shown = None
+    for r, line in zip(records, table[2:], strict=True):
+        if r.measurement.test_id != shown:
+            shown = r.measurement.test_id
+            lines.append(ids[shown])
+        lines.append((_INDENT + line).rstrip())
+        lines.extend(_why(r, width))
+    return "\n".join(lines)
+
+
+def _why(r: Record, width: int) -> list[str]:
+    """Under a grouped row: what the baseline saw where it moved, and a broken budget."""
+    said = []
+    if r.baseline and r.baseline not in (BaselineStatus.NEW, BaselineStatus.SAME):
+        said.append(f"baseline {baseline_text(r)}")
+    if r.violations and r.budget:
+        said.append(f"over budget: {r.budget}")
+    indent = _INDENT * 2
+    return [
+        line
+        for text in said
+        for line in textwrap.wrap(
+            text, width, initial_indent=indent, subsequent_indent=indent + _INDENT
+        )
+    ]
 
 
 # Columns that go first when the table is too wide, in that order (fit.py); "ops" and
@@ -98,7 +148,7 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
                 _us(m.host_us.median),
                 str(m.rounds),
                 r.budget or "-",
-                r.status,
+                outcome(r),
             ]
         )
     headers: list[str] = list(TERMINAL_COLUMNS)
@@ -115,7 +165,7 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
     if any(r.baseline for r in records):
         headers.append(Column.BASELINE)
         for row, r in zip(rows, records, strict=True):
-            row.append(r.baseline_cell or r.baseline or "-")
+            row.append(baseline_text(r))
     return headers, rows
 
 
@@ -178,8 +228,8 @@ def _footer(
         lines.append(
             f"{_n(moved, 'measurement')} improved or changed: run {_RUN_UPDATE} to keep them"
         )
-    if by_status[NOT_COMPARABLE]:
-        lines.append(_not_comparable(records, by_status[NOT_COMPARABLE]))
+    if by_status[BaselineStatus.NOT_COMPARABLE]:
+        lines.append(_not_comparable(records, by_status[BaselineStatus.NOT_COMPARABLE]))
     if by_status["regressed"]:
         lines.append(
             f"{_n(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
@@ -201,7 +251,7 @@ def _not_comparable(records: Sequence[Record], count: int) -> str:
         {
             n.removeprefix(NOT_COMPARABLE_NOTE)
             for r in records
-            if r.baseline == NOT_COMPARABLE
+            if r.baseline == BaselineStatus.NOT_COMPARABLE
             for n in r.baseline_notes
             if n.startswith(NOT_COMPARABLE_NOTE)
         }
@@ -274,7 +324,11 @@ def work_line(m: Measurement) -> str:
     return line
 
 
-def per_op_table(m: Measurement) -> str:
+# The per-op table's columns that go first when it is too wide, in that order.
+_DROP_PER_OP = ("FLOP/B", "MB moved", "bound", "% of bound", "GFLOP", "calls", "share")
+
+
+def per_op_table(m: Measurement, width: int | None = None) -> str:
     work = {o.name: o for o in m.work.per_op} if m.work is not None else {}
     rows = []
     for row in m.per_op:
@@ -304,6 +358,8 @@ def per_op_table(m: Measurement) -> str:
     headers = ["op", "calls", "kernels", "device µs", "share"]
     if m.work is not None:
         headers.extend(WORK_HEADERS)
+    if width is not None:
+        return fit_table(headers, rows, width, drop_first=_DROP_PER_OP)
     return tabulate(
         rows,
         headers=headers,
@@ -319,19 +375,44 @@ def _warmup_text(m: Measurement) -> str:
     return text
 
 
+def _rounds_text(m: Measurement) -> str:
+    if m.warmup_rounds == 0 and m.first_call_us == 0 and m.rounds == 1:
+        # A region(), or a saved trace: the one run measured was the first, cold.
+        return "one cold execution: no warm-up, no repeat"
+    return (
+        f"median of {m.rounds} rounds{_window_text(m)}; {_warmup_text(m)}, "
+        f"first call {duration(m.first_call_us)}"
+    )
+
+
 def _window_text(m: Measurement) -> str:
     if m.host_calls <= m.rounds:
         return ""
     return f", host over {m.host_calls:,} calls in {m.window_s:.2f} s"
 
 
-def measurement_detail(m: Measurement) -> str:
+def measurement_detail(m: Measurement, width: int | None = None) -> str:
+    """A region's figures, per-op table and notes; with ``width``, fitted to it."""
+    table = per_op_table(m, width)
+    lines = _detail_lines(m, table)
+    if width is None:
+        return "\n".join(lines)
+    fitted: list[str] = []
+    for text in lines:
+        fitted += [text] if text == table else _wrap_all(text, width)
+    return "\n".join(fitted)
+
+
+def _wrap_all(text: str, width: int) -> list[str]:
+    return [w for line in text.split("\n") for w in wrap(line, width)]
+
+
+def _detail_lines(m: Measurement, table: str) -> list[str]:
     lines = [
         f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
         f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
-        f"(median of {m.rounds} rounds{_window_text(m)}; {_warmup_text(m)}, "
-        f"first call {_us(m.first_call_us)} µs)",
-        per_op_table(m),
+        f"({_rounds_text(m)})",
+        table,
     ]
     if m.page_faults is not None and m.page_faults > SETTLED_FAULTS:
         lines.append(
@@ -367,7 +448,16 @@ def measurement_detail(m: Measurement) -> str:
     if m.graph_breaks or m.recompiles:
         lines.append(f"torch.compile: {m.graph_breaks} graph breaks, {m.recompiles} recompilations")
     lines.extend(m.compile_notes)
-    return "\n".join(lines)
+    return lines
+
+
+def duration(us: float) -> str:
+    """A time a reader takes in at a glance: µs below 10 ms, then ms, then s."""
+    if us >= 10e6:
+        return f"{us / 1e6:,.1f} s"
+    if us >= 10e3:
+        return f"{us / 1e3:,.1f} ms"
+    return f"{us:,.1f} µs"
 
 
 def _num(v: float) -> str:

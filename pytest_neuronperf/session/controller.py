@@ -146,9 +146,12 @@ def _write_progress(config: pytest.Config, line: str) -> None:
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None:
         return
+    lines = wrap(line, terminal_width(reporter))
     if capture is None:
-        reporter.write_line(line)
+        for part in lines:
+            reporter.write_line(part)
         return
     # Output capture holds file descriptor 1 during a test: step outside it briefly.
     with capture.global_and_fixture_disabled():
-        reporter.write_line(line)
+        for part in lines:
+            reporter.write_line(part)

@@ -5,16 +5,18 @@ object (controller.py or worker.py), which adds what only that process does."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator
 
 import pytest
 
 from ..fixture import NeuronProfile
 from ..gate.budget import Budget, tolerance_for
-from ..gate.compare import Comparison, window_settled
+from ..gate.compare import Comparison, judged_by_reference, window_settled
 from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record
+from ..reports.fit import terminal_width, wrap
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
 from ..trace.summary import op_diff_text
@@ -129,12 +131,22 @@ class MeasuringSession:
         budgets = item.stash.get(budgets_key, ())
         comparisons = {m.region: self._comparison(item, m, budgets) for m in measurements}
         verdict = judge(
-            measurements, budgets, comparisons, passed=report.passed, update=self.settings.update
+            measurements,
+            budgets,
+            comparisons,
+            passed=report.passed,
+            update=self.settings.update,
+            tolerance=self.settings.tolerance,
+            gated="host_us" if self.instruments.host_timed else "device_us",
         )
+        width = terminal_width(self.config.pluginmanager.get_plugin("terminalreporter"))
         if verdict.failed:
             report.outcome = "failed"
-            report.longrepr = "\n".join(verdict.sentences)
-            report.sections.append((SECTION, self._section(item.nodeid, verdict, measurements)))
+            report.longrepr = "\n".join(w for s in verdict.sentences for w in wrap(s, width))
+            section = self._section(item.nodeid, verdict, measurements, width)
+            report.sections.append((SECTION, section))
+        sections = [(name, quiet(name, text)) for name, text in report.sections]
+        report.sections[:] = [(name, text) for name, text in sections if text.strip()]
         for record in verdict.records:
             report.user_properties.append((PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
         # JUnit XML takes its properties from the item (through the teardown report): flat
@@ -142,20 +154,23 @@ class MeasuringSession:
         kept = [p for p in item.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)]
         item.user_properties[:] = kept + [p for r in verdict.records for p in junit_properties(r)]
 
-    def _section(self, test_id: str, verdict: Verdict, measurements: list[Measurement]) -> str:
+    def _section(
+        self, test_id: str, verdict: Verdict, measurements: list[Measurement], width: int
+    ) -> str:
         """The failing regions' per-op tables, op diffs against the baseline, and notes."""
         parts = []
         for m in measurements:
             if m.region not in verdict.regions:
                 continue
-            parts.append(measurement_detail(m))
+            parts.append(measurement_detail(m, width))
             entry = self.baselines.entry(m)
             if entry is not None and entry.op_counts != m.op_counts:
-                parts.append(
-                    f"op diff against the baseline: {op_diff_text(entry.op_counts, m.op_counts)}"
-                )
-        parts.extend(verdict.notes)
-        return "\n\n".join(parts) + self.instruments.trace_note(test_id, set(verdict.regions))
+                diff = op_diff_text(entry.op_counts, m.op_counts)
+                parts.append("\n".join(wrap(f"op diff against the baseline: {diff}", width)))
+        parts += ["\n".join(wrap(n, width)) for n in verdict.notes]
+        traces = self.instruments.trace_note(test_id, set(verdict.regions))
+        traces = "\n".join(w for line in traces.split("\n") for w in wrap(line, width))
+        return "\n\n".join(parts) + traces
 
     def _comparison(
         self, item: pytest.Item, m: Measurement, budgets: tuple[Budget, ...]
@@ -197,7 +212,7 @@ class MeasuringSession:
         budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
         tolerance = tolerance_for(budgets, region, s.tolerance)
         torch = self.instruments.runner.environment.get("torch")
-        by_reference = s.reference and entry.environment.get("torch") == torch
+        by_reference = judged_by_reference(entry, torch, s.reference)
         return WindowPlan(
             s.window,
             settled=lambda samples: window_settled(
@@ -239,6 +254,17 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         (f"{prefix}.status", str(record.status)),
         (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
     ]
+
+
+# Kineto announces every profiler start and stop on stderr: noise in a failure's output.
+_KINETO = re.compile(
+    r"^USDT:.*SyncActivityProfilerHandler\.cpp:\d+\] profiler_(start|stop)\n?", re.M
+)
+
+
+def quiet(name: str, text: str) -> str:
+    """A captured-output section without Kineto's start/stop lines."""
+    return _KINETO.sub("", text) if name.startswith("Captured stderr") else text
 
 
 def _has_section(report: pytest.CollectReport | pytest.TestReport) -> bool:

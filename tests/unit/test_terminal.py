@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_neuronperf.model import Measurement, Record, Work
-from pytest_neuronperf.reports.fit import elide, elide_test_id, fit_table, terminal_width, wrap
+from pytest_neuronperf.model import Measurement, Record, TimeJudged, Work
+from pytest_neuronperf.reports.fit import (
+    elide,
+    elide_apart,
+    elide_test_id,
+    fit_table,
+    terminal_width,
+    wrap,
+)
 from pytest_neuronperf.reports.terminal import baseline_footer, summary_table
 from pytest_neuronperf.stats import Stats
 
@@ -70,25 +77,61 @@ def test_table_fits_and_keeps_what_matters(width: int) -> None:
     fitted = summary_table(records, width)
     assert widest(fitted) <= width
     header = fitted.splitlines()[0].split()
-    for kept in ("test", "region", "host", "status", "baseline"):
+    # Grouped by test: the id on a line of its own, so ops and kernels both keep a column.
+    for kept in ("region", "ops", "kernels", "host", "status"):
         assert kept in header, (width, header)
-    assert "t.py::test_b" in fitted and "same +2%" in fitted
+    lines = fitted.splitlines()
+    assert "t.py::test_b" in lines and lines[2].startswith("tests/models/test_llama.py::test_mlp[")
+    cells = lines[3].split()
+    assert cells[0] == "mlp" and cells[cells.index("6") + 1] == "7", cells
 
 
-def test_columns_go_in_priority_order_and_counts_merge() -> None:
+def test_columns_go_in_priority_order_and_the_table_groups_by_test() -> None:
     records = [record("t.py::test_a")]
     wide = summary_table(records, 400)
     assert wide == summary_table(records), "nothing goes when everything fits"
+    assert wide.splitlines()[2].split()[:2] == ["t.py::test_a", "mlp"], "one line a region"
     header = summary_table(records, 120).splitlines()[0]
     # Work detail goes first, then device, rounds: all of it is in JSON and HTML.
     assert "FLOP/B" not in header and "MB moved" not in header and "rounds" not in header
     assert "budget" in header
     at_80 = summary_table(records, 80).splitlines()
-    assert at_80[0].split() == ["test", "region", "ops/kernels", "host", "µs", "status", "baseline"]
-    assert at_80[2].split()[2] == "6/7"
-    # On cpu host time is gated: device µs goes before it.
+    assert at_80[0].split() == ["region", "ops", "kernels", "device", "µs", "host", "µs", "status"]
+    assert at_80[2] == "t.py::test_a" and at_80[3].split()[:3] == ["mlp", "6", "7"]
+    # On cpu host time is gated: device µs goes before it, then ops and kernels merge.
     at_60 = summary_table(records, 60).splitlines()[0].split()
-    assert at_60 == ["test", "region", "ops", "host", "µs", "status", "baseline"]
+    assert at_60 == ["region", "ops/kernels", "device", "µs", "host", "µs", "status"]
+    at_50 = summary_table(records, 50).splitlines()[0].split()
+    assert at_50 == ["region", "ops/kernels", "host", "µs", "status"]
+
+
+def test_a_row_that_moved_says_against_what_and_a_failed_test_is_never_ok() -> None:
+    slower = TimeJudged("host_us", 399.0, 813.0, 1.49, 1.37, "regressed")
+    records = [
+        record("t.py::test_a", "fwd", status="ok", baseline="regressed", time_judged=slower),
+        record("t.py::test_a", "block", status="test failed", baseline="same", baseline_ops=6),
+        record("t.py::test_b", "mlp", baseline="regressed", baseline_ops=5, baseline_kernels=7),
+    ]
+    lines = summary_table(records, 80).splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[2:] == [
+        "t.py::test_a",
+        lines[3],
+        "    baseline regressed: host 399.0 → 813.0 µs +104% raw, refs +37%, judged +49%",
+        lines[5],
+        "t.py::test_b",
+        lines[7],
+        "    baseline regressed: ops 5 → 6",
+    ]
+    assert [lines[i].split()[-1] for i in (3, 5, 7)] == ["regressed", "failed", "regressed"]
+
+
+def test_test_ids_that_elide_alike_are_told_apart() -> None:
+    ids = [f"tests/test_models.py::test_attention[batch1-seq128-heads{h}-dim64]" for h in (8, 16)]
+    short = elide_apart(ids, 40)
+    assert all(len(s) <= 40 for s in short.values())
+    assert "heads8-" in short[ids[0]] and "heads16-" in short[ids[1]]
+    assert elide_apart(["a.py::t"], 40) == {"a.py::t": "a.py::t"}
 
 
 def test_fit_table_shrinks_the_widest_elastic_column_first() -> None:

@@ -65,7 +65,7 @@ class Series:
         return [(i, r) for i, r in enumerate(self.points) if r is not None]
 
     def gated(self) -> str:
-        return gated_metric(self.present[0][1].measurement)
+        return gated_metric(self.present[0][1])
 
     def values(self, metric: str) -> list[tuple[int, float]]:
         out = []
