@@ -74,6 +74,7 @@ class TimeJudged(Coded):
     # now / then of the reference workloads' medians; None: judged on the raw times.
     references: float | None = None
     verdict: str = ""
+    tolerance: float = 0.0
 
     @property
     def raw(self) -> float:
@@ -230,7 +231,8 @@ class Record(Coded):
     rewrite_baseline: bool = True
     # What the gates judged, so that reports render it and judge nothing: the time the
     # baseline gate rests on (host_us or device_us; "" in reports from before it was kept),
-    # the tolerance that applied, the baseline's counts and its time verdict.
+    # the tolerance the marker set for the region (None: the session's applied; the time
+    # verdict below names the one it used), the baseline's counts and its time verdict.
     gated: str = ""
     tolerance: float | None = None
     baseline_ops: int | None = None

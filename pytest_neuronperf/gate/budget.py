@@ -72,18 +72,20 @@ def neuron_budget(
     measured rounds, in µs; ops and kernels are the worst round's counts. With no limit the
     marker still makes the test always measured. ``tolerance`` (per cent: ``25`` or
     ``"25%"``) overrides --neuron-profile-tolerance for the baseline comparison of these
-    measurements. ``max_graph_breaks`` and ``max_recompiles`` (0 allowed) bound what
+    measurements. ``max_graph_breaks`` and ``max_recompiles`` bound what
     torch.compile did in the region: resume frames after graph breaks in a round, and
     recompilations during warm-up and rounds. ``max_flops`` bounds the FLOPs of one call
     (counted, not timed: the same on every machine) and ``min_roofline_fraction`` (0 to 1)
     the share of the device's roofline the region must reach; both need the callable form
-    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks."""
-    for name, value in (("max_ops", max_ops), ("max_kernels", max_kernels)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise BudgetError(f"{name}={value!r}: expected a whole number >= 1")
-    for name, value in (("max_graph_breaks", max_graph_breaks), ("max_recompiles", max_recompiles)):
+    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks. Every count
+    limit may be 0."""
+    # 0 is a real count budget: "this path dispatches nothing" (a cache hit, a view).
+    for name, value in (
+        ("max_ops", max_ops),
+        ("max_kernels", max_kernels),
+        ("max_graph_breaks", max_graph_breaks),
+        ("max_recompiles", max_recompiles),
+    ):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 0
         ):
@@ -194,6 +196,8 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
         ]
     out: list[Violation] = []
     limited = bool(budget.limits()) or budget.min_roofline_fraction is not None
+    # max_ops=0 (or max_kernels=0) says that nothing is the expected outcome.
+    limited = limited and 0 not in (budget.max_ops, budget.max_kernels)
     for m in selected:
         if limited and m.ops == 0:
             # Every limit would pass on nothing: the work ran elsewhere or not at all.
@@ -358,13 +362,19 @@ def _flop(v: float) -> str:
 
 
 def tolerance_for(budgets: Sequence[Budget], region: str, default: float) -> float:
-    """The marker's tolerance for ``region``: one naming the region wins over one that
-    names none; without either, the session's setting."""
+    """The marker's tolerance for ``region``; without one, the session's setting."""
+    own = marker_tolerance(budgets, region)
+    return default if own is None else own
+
+
+def marker_tolerance(budgets: Sequence[Budget], region: str) -> float | None:
+    """The tolerance a marker set for ``region``: one naming the region wins over one that
+    names none; None without either."""
     for wanted in (region, None):
         for b in budgets:
             if b.region == wanted and b.tolerance is not None:
                 return b.tolerance
-    return default
+    return None
 
 
 def _fmt(v: float) -> str:

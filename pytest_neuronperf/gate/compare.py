@@ -232,7 +232,7 @@ def _judged(
     refs = None
     if by_reference and then_ref is not None and now_ref is not None and then_ref.median > 0:
         refs = now_ref.median / then_ref.median
-    return TimeJudged(metric, then.median, now.median, c.ratio, refs, c.verdict)
+    return TimeJudged(metric, then.median, now.median, c.ratio, refs, c.verdict, c.tolerance)
 
 
 _Refs = tuple[Stats, Stats] | None

@@ -31,12 +31,12 @@ def time_text(t: TimeJudged) -> str:
     """``host 399.0 → 813.0 µs +104% raw, refs +37%, judged +49%``; without references
     the raw change is the one judged."""
     text = f"{_SHORT.get(t.metric, t.metric)} {t.baseline_us:,.1f} → {t.now_us:,.1f} µs"
+    if t.verdict == "unjudged":
+        return f"{text} {percent(t.raw)} (too few rounds to judge)"
     if t.references is None:
         text += f" {percent(t.judged)}"
     else:
         text += f" {percent(t.raw)} raw, refs {percent(t.references)}, judged {percent(t.judged)}"
-    if t.verdict == "unjudged":
-        text += " (too few rounds to judge)"
     return text
 
 

@@ -20,7 +20,6 @@ _ELASTIC = {
     "test": (40, 16),
     "region": (24, 8),
     "budget": (24, 10),
-    "baseline": (24, 10),
     "op": (40, 12),
 }
 # The pseudo-column of drop_first that merges "ops" and "kernels" into one; a later

@@ -51,13 +51,14 @@ def conditions(r: Record) -> list[str]:
 
 
 def outcome(r: Record) -> str:
-    """The one word a table shows for ``r``: its worst status, or ``measured`` (no budget,
-    no baseline) and ``trace`` (read from a saved trace) where nothing judged it."""
+    """The one word a table's status column shows for ``r``: what failed it, worst first
+    (a budget that held beside a regressed baseline is "regressed", never "ok"), else its
+    budget's own word (ok, measured, trace); the baseline column says new, same, improved."""
     worst = status_of(r)
-    return str(r.status) if worst == "ok" and r.status in _UNJUDGED else worst
+    return worst if worst in _FAILING_WORDS else str(r.status)
 
 
-_UNJUDGED = frozenset({Status.MEASURED, Status.TRACE})
+_FAILING_WORDS = frozenset({*FAILING, Outcome.TEST_FAILED})
 
 
 def status_of(r: Record) -> str:

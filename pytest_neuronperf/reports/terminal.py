@@ -60,10 +60,24 @@ def summary_table(records: Sequence[Record], width: int | None = None) -> str:
     or merged by priority), and under a region that moved or failed a line saying against
     what. JSON and HTML keep every column."""
     headers, rows = _table(records)
-    flat = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
-    if width is None or max(map(len, flat.splitlines())) <= width:
+    if width is None:
+        return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    drop = _DROP_HOST_TIMED if {gated_metric(r) for r in records} == {"host_us"} else _DROP
+    flat = fit_table(headers, rows, width, drop_first=drop)
+    if _whole(flat, headers, rows, width):
         return flat
-    return _grouped(records, headers, rows, width)
+    return _grouped(records, headers, rows, width, drop)
+
+
+def _whole(table: str, headers: list[str], rows: list[list[str]], width: int) -> bool:
+    """Whether a fitted one-line-a-region table is one a reviewer reads: within the width,
+    ops and kernels apart, and no test id, region or baseline cut."""
+    lines = table.splitlines()
+    if max(map(len, lines)) > width or not {"ops", "kernels"} <= set(lines[0].split()):
+        return False
+    whole = [i for i, h in enumerate(headers) if h in (*_BY_TEST, Column.REGION)]
+    pairs = zip(rows, lines[2:], strict=True)
+    return all(f" {row[i]} " in f" {line} " for row, line in pairs for i in whole)
 
 
 _INDENT = "  "
@@ -71,12 +85,14 @@ _BY_TEST = (Column.TEST, Column.BASELINE)
 
 
 def _grouped(
-    records: Sequence[Record], headers: list[str], rows: list[list[str]], width: int
+    records: Sequence[Record],
+    headers: list[str],
+    rows: list[list[str]],
+    width: int,
+    drop: Sequence[str],
 ) -> str:
     keep = [i for i, h in enumerate(headers) if h not in _BY_TEST]
     # The gated time stays; the other one goes before ops and kernels merge.
-    gated = {gated_metric(r) for r in records}
-    drop = _DROP_HOST_TIMED if gated == {"host_us"} else _DROP
     table = fit_table(
         [headers[i] for i in keep],
         [[row[i] for i in keep] for row in rows],

@@ -136,7 +136,6 @@ class MeasuringSession:
             comparisons,
             passed=report.passed,
             update=self.settings.update,
-            tolerance=self.settings.tolerance,
             gated="host_us" if self.instruments.host_timed else "device_us",
         )
         width = terminal_width(self.config.pluginmanager.get_plugin("terminalreporter"))

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import Budget, check, tolerance_for
+from ..gate.budget import Budget, check, marker_tolerance, tolerance_for
 from ..gate.compare import Comparison, compare
 from ..model import Measurement, Record, Status
 from ..settings import Settings
@@ -59,14 +59,13 @@ def judge(
     *,
     passed: bool,
     update: bool,
-    tolerance: float | None = None,
     gated: str = "",
 ) -> Verdict:
     """``comparisons`` maps a region to its baseline comparison (None or absent: no
     baseline was loaded). Only a test that ran to the end is judged: one that raised may
     not have reached its measurements, and its own failure is the news. While recording
     (``update``) the baseline judges nothing: the new figures are what is being stored.
-    ``tolerance`` (the session's) and ``gated`` go on the records for reports to show."""
+    ``gated`` (the time the session's gate judges) goes on the records for reports."""
     violations = [v for b in budgets for v in check(b, measurements)] if passed else []
     baseline_failed = [
         (m.region, c)
@@ -81,11 +80,10 @@ def judge(
     for m in measurements:
         mine = [b for b in budgets if b.region in (None, m.region)]
         failed = tuple(v.sentence for v in violations if v.region == m.region)
-        # The status column tells the budget's story; the baseline column tells its own. A
-        # region of a test the gate failed for another region is never "ok".
+        # The status column tells the budget's story; the baseline column tells its own.
         if failed:
             status = Status.OVER_BUDGET
-        elif not passed or (sentences and m.region not in named):
+        elif not passed:
             status = Status.TEST_FAILED
         else:
             status = Status.OK if mine else Status.MEASURED
@@ -101,9 +99,7 @@ def judge(
                 baseline_notes=(c.failures + c.notes) if c else (),
                 rewrite_baseline=c.needs_write if c else True,
                 gated=c.gated if c else gated,
-                tolerance=None
-                if tolerance is None
-                else tolerance_for(budgets, m.region, tolerance),
+                tolerance=marker_tolerance(budgets, m.region),
                 baseline_ops=c.baseline_ops if c else None,
                 baseline_kernels=c.baseline_kernels if c else None,
                 time_judged=c.judged if c else None,
