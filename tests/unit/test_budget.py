@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from pytest_neuronperf.gate.budget import (
+from pytest_neuronperf.gate.budget import check
+from pytest_neuronperf.gate.marker import (
     Budget,
     BudgetError,
     budget_from_marker,
-    check,
     neuron_budget,
     tolerance_for,
 )

@@ -27,7 +27,8 @@ from torch.autograd.profiler_util import FunctionEvent as _FunctionEvent
 
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.cli.main import main
-from pytest_neuronperf.gate.budget import Budget, check
+from pytest_neuronperf.gate.budget import check
+from pytest_neuronperf.gate.marker import Budget
 from pytest_neuronperf.trace.analysis import Mode, TraceIndex, analyze_markers
 from pytest_neuronperf.trace.events import events_from_chrome, events_from_function_events
 from pytest_neuronperf.trace.offline import (
