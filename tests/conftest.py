@@ -4,6 +4,8 @@
 import pytest
 import torch
 import torch._dynamo
+import torch._dynamo.repro.after_aot
+import torch._dynamo.repro.after_dynamo
 import torch._inductor.codecache
 import torch._inductor.compile_fx
 import torch._inductor.config
@@ -25,3 +27,10 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 250-column terminal in the runs these tests start: the table keeps its columns and
     each footer sentence its line (both fit the terminal). Tests of the width set their own."""
     monkeypatch.setenv("COLUMNS", "250")
+
+
+@pytest.fixture(autouse=True)
+def _runs_in_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pytest runs these tests start keep their files' order: pytest-randomly, when this
+    suite runs under it, shuffles this suite, not the small suites the tests write."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
