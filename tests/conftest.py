@@ -29,8 +29,10 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "250")
 
 
-@pytest.fixture(autouse=True)
-def _runs_in_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pytest runs these tests start keep their files' order: pytest-randomly, when this
-    suite runs under it, shuffles this suite, not the small suites the tests write."""
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own, with the runs it starts kept in their files' order: pytest-randomly,
+    when this suite runs under it, shuffles this suite, not the small suites tests write.
+    (Set here, after pytester clears PYTEST_ADDOPTS.)"""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    return pytester
