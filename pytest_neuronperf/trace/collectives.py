@@ -142,7 +142,8 @@ def _enclosing(
     i = bisect_right([s[0] for s in spans], start)
     for lo, hi, args in reversed(spans[:i]):
         if lo <= start <= hi:
-            return args
+            found: dict[str, Any] = args
+            return found
     return None
 
 
@@ -218,7 +219,8 @@ def worst_round(rounds: Sequence[Mapping[str, Collective]]) -> dict[str, Collect
     """The round with the most calls (then bytes): budgets see the worst, as for ops."""
     if not rounds:
         return {}
-    return dict(max(rounds, key=lambda r: (total_calls(r), total_bytes(r))))
+    worst: Mapping[str, Collective] = max(rounds, key=lambda r: (total_calls(r), total_bytes(r)))
+    return dict(worst)
 
 
 def total_calls(collectives: Mapping[str, Collective]) -> int:

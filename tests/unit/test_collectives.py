@@ -141,13 +141,13 @@ def test_bytes_from_shapes_where_no_message_sizes() -> None:
     step = _steps(doc)[0]
     total = 0
     for e in doc["traceEvents"]:
-        if e.get("cat") == "user_annotation" and e.get("name") == "nccl:all_reduce":
-            if _inside(e, step):
-                n = 1
-                for d in e["args"]["Input Dims"][0]:
-                    n *= d
-                assert e["args"]["Input type"] == ["float"]
-                total += 4 * n
+        named = e.get("cat") == "user_annotation" and e.get("name") == "nccl:all_reduce"
+        if named and _inside(e, step):
+            n = 1
+            for d in e["args"]["Input Dims"][0]:
+                n *= d
+            assert e["args"]["Input type"] == ["float"]
+            total += 4 * n
     [region] = report_trace(HTA).regions
     c = region.measurement.collectives["all_reduce"]
     assert (c.bytes_from, c.group_size) == ("shapes", 2)
