@@ -10,6 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NeuronPerfError
 from ..settings import parse_tolerance
+from .collectives import (
+    PerKind,
+    budget_excess,
+    describe_limit,
+    parse_max_collectives,
+    parse_max_comm_bytes,
+)
 
 if TYPE_CHECKING:
     from ..model import Measurement
@@ -35,16 +42,22 @@ class Budget:
     # the bound that applies (compute or memory) the region must reach.
     max_flops: float | None = None
     min_roofline_fraction: float | None = None
+    # Distributed regions (gate/collectives.py): calls of every collective together or
+    # per name, and the bytes of their input messages.
+    max_collectives: int | PerKind | None = None
+    max_comm_bytes: float | None = None
 
     def limits(self) -> dict[str, float]:
         return {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name.startswith("max_") and getattr(self, f.name) is not None
+            if f.name.startswith("max_") and isinstance(getattr(self, f.name), int | float)
         }
 
     def describe(self) -> str:
         parts = [f"{k}={_fmt(v)}" for k, v in self.limits().items()]
+        if self.max_collectives is not None and not isinstance(self.max_collectives, int):
+            parts.append(f"max_collectives={describe_limit(self.max_collectives)}")
         if self.min_roofline_fraction is not None:
             parts.append(f"min_roofline_fraction={_fmt(self.min_roofline_fraction)}")
         if self.tolerance is not None:
@@ -66,6 +79,8 @@ def neuron_budget(
     max_recompiles: int | None = None,
     max_flops: float | None = None,
     min_roofline_fraction: float | None = None,
+    max_collectives: int | dict[str, int] | None = None,
+    max_comm_bytes: float | None = None,
 ) -> Budget:
     """Absolute budgets for the measurements of a test. Each limit is checked against every
     measurement of the test, or only the one named ``region``. Times are medians over the
@@ -77,7 +92,10 @@ def neuron_budget(
     recompilations during warm-up and rounds. ``max_flops`` bounds the FLOPs of one call
     (counted, not timed: the same on every machine) and ``min_roofline_fraction`` (0 to 1)
     the share of the device's roofline the region must reach; both need the callable form
-    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks."""
+    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks.
+    ``max_collectives`` (0 allowed; a number, or per name: ``{"all_gather": 2}``) bounds the
+    collective calls of a distributed region's worst round, ``max_comm_bytes`` the bytes of
+    their input messages (docs/distributed.md)."""
     for name, value in (("max_ops", max_ops), ("max_kernels", max_kernels)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
@@ -116,6 +134,11 @@ def neuron_budget(
         raise BudgetError(
             f"region={region!r}: expected the name of a measurement (a non-empty string)"
         )
+    try:
+        collectives = parse_max_collectives(max_collectives)
+        comm_bytes = parse_max_comm_bytes(max_comm_bytes)
+    except ValueError as exc:
+        raise BudgetError(str(exc)) from None
     fraction = None
     if tolerance is not None:
         try:
@@ -133,6 +156,8 @@ def neuron_budget(
         max_recompiles=max_recompiles,
         max_flops=max_flops,
         min_roofline_fraction=min_roofline_fraction,
+        max_collectives=collectives,
+        max_comm_bytes=comm_bytes,
     )
 
 
@@ -193,7 +218,11 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
             )
         ]
     out: list[Violation] = []
-    limited = bool(budget.limits()) or budget.min_roofline_fraction is not None
+    limited = (
+        bool(budget.limits())
+        or budget.min_roofline_fraction is not None
+        or budget.max_collectives is not None
+    )
     for m in selected:
         if limited and m.ops == 0:
             # Every limit would pass on nothing: the work ran elsewhere or not at all.
@@ -251,6 +280,10 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
                     )
                 )
         out.extend(_roofline_violations(budget, m))
+        out.extend(
+            Violation(m.region, e.metric, e.limit, e.value, e.sentence)
+            for e in budget_excess(budget.max_collectives, budget.max_comm_bytes, m)
+        )
         for metric, stats, what in (
             ("max_device_us", m.device_us, "device"),
             ("max_host_us", m.host_us, "host"),

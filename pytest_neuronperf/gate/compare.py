@@ -13,6 +13,7 @@ from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.summary import op_diff_text
+from .collectives import compare_collectives
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
@@ -131,6 +132,10 @@ def compare(
             gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
         elif dict(now_counts) != dict(then_counts):
             notes.append(sentence)
+    comms = compare_collectives(entry.collectives, entry.world_size, m)
+    fails.extend(comms.fails)
+    gains.extend(comms.gains)
+    notes.extend(comms.notes)
     if m.work is not None:
         for what, now_work, then_work in (
             ("FLOPs", m.work.flops, entry.flops),
@@ -179,7 +184,7 @@ def compare(
         status = BaselineStatus.REGRESSED
     elif gains:
         status = BaselineStatus.IMPROVED
-    elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
+    elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts or comms.changed:
         status = BaselineStatus.CHANGED
     elif window and host_timed:
         # Counts held, and the time the verdict rests on could not be judged.
