@@ -1,0 +1,165 @@
+"""Distributed regions end to end: real ranks spawned with the gloo backend, real
+torch.profiler, baselines and budgets through pytester. Slow (each run spawns ranks)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+# A tensor-parallel MLP: each rank holds half of the hidden columns of two linears, and
+# one all_reduce sums their outputs. NP_EDIT adds an all_gather, or doubles the message.
+MODULE = """
+import os, pytest, torch
+import torch.distributed as dist
+
+torch.manual_seed(0)
+ROWS = 16 if os.environ.get("NP_EDIT") == "double" else 8
+X = torch.randn(ROWS, 64)
+W1 = torch.randn(64, 128)
+W2 = torch.randn(128, 64)
+
+def tp_mlp(x):
+    rank, world = dist.get_rank(), dist.get_world_size()
+    cols = W1.shape[1] // world
+    h = (x @ W1[:, rank * cols:(rank + 1) * cols]).relu()
+    y = h @ W2[rank * cols:(rank + 1) * cols]
+    dist.all_reduce(y)
+    if os.environ.get("NP_EDIT") == "gather":
+        out = [torch.empty_like(y) for _ in range(world)]
+        dist.all_gather(out, y)
+    return y
+
+# One all_reduce of 8 x 64 floats: 2048 bytes. Three rounds: fewer than time is judged on
+# (stats.MIN_ROUNDS), so the verdicts below rest on counts and bytes alone.
+@pytest.mark.neuron_budget(max_collectives=1, max_comm_bytes=2048)
+def test_tp(neuron_profile):
+    ranks = neuron_profile.distributed(tp_mlp, X, world_size=2, rounds=3, warmup=1, timeout=120)
+    assert [m.rank for m in ranks] == [0, 1]
+"""
+
+FILE = Path(".neuronperf") / "cpu_x86_64.json"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    if platform.machine() != "x86_64":
+        pytest.skip("file names below assume an x86_64 CPU")
+    pytester.makepyfile(test_tp=MODULE)
+    return pytester
+
+
+def test_tensor_parallel_region_budgets_baseline_and_diff(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NP_EDIT", raising=False)
+    rec = project.runpytest("-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-update")
+    # max_collectives=1 and max_comm_bytes=2048 hold at the true figures.
+    rec.assert_outcomes(passed=1)
+    entry = json.loads((project.path / FILE).read_text())["entries"]["test_tp.py::test_tp"]
+    assert entry["tp_mlp"]["collectives"] == {
+        "all_reduce": {"bytes": 2048, "bytes_from": "shapes", "calls": 1, "group_size": 2}
+    }
+    assert entry["tp_mlp"]["world_size"] == 2
+
+    monkeypatch.setenv("NP_EDIT", "gather")
+    gather = project.runpytest("-p", "no:cacheprovider", "--neuron-profile")
+    gather.assert_outcomes(failed=1)
+    # Every rank made the same calls: the one named is the slower of the two.
+    out = re.sub(r"\(rank [01] of 2\)", "(rank R of 2)", gather.stdout.str())
+    assert (
+        "neuronperf baseline: region 'tp_mlp' (rank R of 2) made 2 collectives, baseline 1 "
+        "(+ all_gather ×1, 2.0 KiB)"
+    ) in out
+    assert "made 2 collectives (all_gather ×1 (2.0 KiB), all_reduce ×1 (2.0 KiB)), " in out
+    assert "budget max_collectives=1" in out
+
+    monkeypatch.setenv("NP_EDIT", "double")
+    double = project.runpytest("-p", "no:cacheprovider", "--neuron-profile")
+    double.assert_outcomes(failed=1)
+    out = double.stdout.str()
+    assert "sent 4.0 KiB (4,096 bytes) in collectives (all_reduce ×1 (4.0 KiB)), " in out
+    assert "budget max_comm_bytes=2048" in out
+    assert "sent 4.0 KiB in collectives, baseline 2.0 KiB (all_reduce +2.0 KiB)" in out
+
+
+BAD = """
+import multiprocessing, os, time, pytest, torch
+import torch.distributed as dist
+from pytest_neuronperf.measure.errors import MeasureError
+
+def crash(x):
+    if dist.get_rank() == 1:
+        raise ValueError("rank one broke")
+    dist.all_reduce(x)
+
+def sleep(x):
+    time.sleep(3600)
+
+def add(x):
+    return x + 1
+
+@pytest.mark.neuron_budget(max_collectives=1)
+def test_crash(neuron_profile):
+    neuron_profile.distributed(crash, torch.ones(4), world_size=2, rounds=2, warmup=0, timeout=60)
+
+def test_hang(neuron_profile):
+    with pytest.raises(MeasureError) as info:
+        neuron_profile.distributed(sleep, torch.ones(4), world_size=2, timeout=3)
+    print("LINE:", str(info.value).splitlines()[0])
+    assert multiprocessing.active_children() == []
+
+def test_too_many_ranks(neuron_profile):
+    n = (os.cpu_count() or 1) + 1
+    with pytest.raises(MeasureError) as info:
+        neuron_profile.distributed(add, torch.ones(4), world_size=n)
+    print("LINE:", str(info.value))
+
+def test_already_initialised(neuron_profile, tmp_path):
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/pg", rank=0, world_size=1)
+    try:
+        with pytest.raises(MeasureError) as info:
+            neuron_profile.distributed(add, torch.ones(4), world_size=2)
+    finally:
+        dist.destroy_process_group()
+    print("LINE:", str(info.value))
+
+def test_uninitialised_under_torchrun(neuron_profile, monkeypatch):
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(MeasureError) as info:
+        neuron_profile(add, torch.ones(4))
+    print("LINE:", str(info.value))
+"""
+
+
+def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_bad=BAD)
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "-s", "--neuron-profile", "--neuron-profile-update"
+    )
+    result.assert_outcomes(passed=4, failed=1)
+    out = result.stdout.str()
+    assert (
+        "MeasureError: neuron_profile.distributed('crash'): rank 1 of 2 failed: "
+        "ValueError: rank one broke; every rank was stopped"
+    ) in out
+    assert (
+        "LINE: neuron_profile.distributed('sleep'): rank 0, 1 of 2 did not finish within 3 s "
+        "(waiting in a collective its peers never made?); every rank was stopped. Raise "
+        "timeout= if the region is that slow"
+    ) in out
+    assert "is more than this machine allows for gloo" in out
+    assert "LINE: neuron_profile.distributed: torch.distributed is already initialised" in out
+    assert (
+        "LINE: neuron_profile('add'): torchrun started 2 ranks but torch.distributed is not "
+        "initialised in this one"
+    ) in out
+    # The crashed region wrote no baseline entry; the others measured nothing.
+    stored = pytester.path / FILE
+    assert not stored.exists() or "test_crash" not in stored.read_text()
