@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from pytest_neuronperf.baselines.entry import Entry
-from pytest_neuronperf.gate.budget import BudgetError, budget_from_marker, check, neuron_budget
+from pytest_neuronperf.gate.budget import check
 from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.gate.marker import BudgetError, budget_from_marker, neuron_budget
 from pytest_neuronperf.model import BaselineStatus, Collective, Measurement
 from pytest_neuronperf.stats import Stats
 
