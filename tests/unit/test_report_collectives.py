@@ -1,0 +1,88 @@
+"""``neuronperf report`` on the real NCCL/RCCL traces: the collectives table per step and
+the same figures in --json (counted here with a plain loop over the JSON)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pytest_neuronperf.cli.report import run
+from pytest_neuronperf.model import Collective, Measurement
+from pytest_neuronperf.reports.collectives import collective_lines
+from pytest_neuronperf.stats import Stats
+
+DATA = Path(__file__).parent.parent / "data"
+MI300 = DATA / "tracelens__tests__traces__mi300__resnet_act_checkpoint.json.gz"
+
+
+def _per_step_calls() -> Counter[str]:
+    with gzip.open(MI300) as f:
+        events = json.load(f)["traceEvents"]
+    steps = [e for e in events if str(e.get("name")).startswith("ProfilerStep#")]
+    first = min(steps, key=lambda e: e["ts"])
+    return Counter(
+        e["name"].removeprefix("nccl:")
+        for e in events
+        if e.get("cat") == "user_annotation"
+        and str(e.get("name")).startswith("nccl:")
+        and first["ts"] <= e["ts"] <= first["ts"] + first["dur"]
+    )
+
+
+def test_report_table_shows_collectives_per_step(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(MI300, region=None, mode="auto", as_json=False) == 0
+    out = capsys.readouterr().out
+    expected = _per_step_calls()
+    assert expected == {"all_reduce": 2, "broadcast": 2}
+    assert "collectives a round (the worst of 3, world size 8):" in out
+    for name, calls in expected.items():
+        assert any(
+            line.split()[:2] == [name, str(calls)] and "message sizes" in line
+            for line in out.splitlines()
+        )
+    assert "communication kernels: 4 a round" in out
+    assert all(len(line) <= 80 for line in out.split("collectives a round")[1].splitlines())
+
+
+def test_report_json_holds_the_collectives(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(MI300, region=None, mode="auto", as_json=True) == 0
+    [region] = json.loads(capsys.readouterr().out)["regions"]
+    assert {k: v["calls"] for k, v in region["collectives"].items()} == dict(_per_step_calls())
+    assert region["world_size"] == 8
+    assert region["comm"]["kernels"] == 4
+
+
+def test_names_from_a_trace_are_escaped_for_the_terminal() -> None:
+    m = Measurement(
+        test_id="t",
+        region="r",
+        backend="trace",
+        device_kind="cpu",
+        ops=1,
+        kernels=0,
+        device_us=Stats.of([1.0]),
+        host_us=Stats.of([1.0]),
+        rounds=1,
+        collectives={"all\x1b[2J_reduce": Collective(1)},
+    )
+    text = "\n".join(collective_lines(m))
+    assert "\x1b" not in text and "'all\\x1b[2J_reduce'" in text
+
+
+def test_a_region_without_collectives_adds_no_lines() -> None:
+    m = Measurement(
+        test_id="t",
+        region="r",
+        backend="cpu",
+        device_kind="cpu",
+        ops=1,
+        kernels=0,
+        device_us=Stats.of([1.0]),
+        host_us=Stats.of([1.0]),
+        rounds=1,
+    )
+    assert collective_lines(m) == []
