@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import platform
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,58 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
     # The crashed region wrote no baseline entry; the others measured nothing.
     stored = pytester.path / FILE
     assert not stored.exists() or "test_crash" not in stored.read_text()
+
+
+CONFTEST = """
+import torch.distributed as dist
+
+def pytest_configure(config):
+    dist.init_process_group("gloo")
+
+def pytest_unconfigure(config):
+    if dist.is_initialized():
+        dist.destroy_process_group()
+"""
+
+# The same region, measured by the fixture in each rank torchrun started.
+TORCHRUN_MODULE = MODULE.replace(
+    "neuron_profile.distributed(tp_mlp, X, world_size=2, rounds=3, warmup=1, timeout=120)",
+    "[neuron_profile(tp_mlp, X, rounds=3, warmup=1)]",
+).replace("assert [m.rank for m in ranks] == [0, 1]", "assert neuron_profile.last.ranks")
+
+
+def torchrun(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.run(
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+        "-m", "pytest", "-p", "no:cacheprovider", "--neuron-profile", *args, timeout=300,
+    )  # fmt: skip
+
+
+def test_torchrun_session_rank_zero_reports_and_writes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if platform.machine() != "x86_64":
+        pytest.skip("file names below assume an x86_64 CPU")
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_tp=TORCHRUN_MODULE)
+    monkeypatch.delenv("NP_EDIT", raising=False)
+    rec = torchrun(pytester, "--neuron-profile-update")
+    assert rec.ret == 0, rec.stdout.str()
+    out = rec.stdout.str()
+    # One report, from rank 0; rank 1 says where its figures went.
+    assert out.count("neuronperf baselines .neuronperf/cpu_x86_64.json: 1 new") == 1
+    assert "neuronperf: rank 1 of 2: every rank's figures went to rank 0" in out
+    entry = json.loads((pytester.path / FILE).read_text())["entries"]["test_tp.py::test_tp"]
+    assert entry["tp_mlp"]["world_size"] == 2
+    assert entry["tp_mlp"]["collectives"]["all_reduce"]["calls"] == 1
+
+    monkeypatch.setenv("NP_EDIT", "gather")
+    edit = torchrun(pytester)
+    assert edit.ret != 0
+    out = re.sub(r"\(rank [01] of 2\)", "(rank R of 2)", edit.stdout.str())
+    assert (
+        "neuronperf baseline: region 'tp_mlp' (rank R of 2) made 2 collectives, baseline 1 "
+        "(+ all_gather ×1, 2.0 KiB)"
+    ) in out
+    assert "rank 0: 15 ops, 2 collectives, 4.0 KiB" in out
+    assert "rank 1: 15 ops, 2 collectives, 4.0 KiB" in out
