@@ -86,3 +86,11 @@ def test_a_region_without_collectives_adds_no_lines() -> None:
         rounds=1,
     )
     assert collective_lines(m) == []
+
+
+def test_the_readme_shows_what_the_report_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("collectives a round (the worst of 3, world size 8):")
+    block = readme[start : readme.index("```", start)]
+    assert run(MI300, region=None, mode="auto", as_json=False) == 0
+    assert block in capsys.readouterr().out + "\n"
