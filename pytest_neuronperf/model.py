@@ -84,6 +84,12 @@ class RankFigures(Coded):
     comm_bytes: int
     device_us: float
     host_us: float
+    # Device time split: compute, and communication nothing else overlapped (devices: the
+    # exposed communication kernels; CPU: the collectives' ops, waiting for peers included).
+    compute_us: float = 0.0
+    comm_us: float = 0.0
+    # Slowest rank beyond the tolerance of the median rank (gate/collectives.py).
+    straggler: bool = field(default=False, metadata=rule(omit=False))
 
 
 # Reference workloads and figures in their units divide or multiply times: a zero or

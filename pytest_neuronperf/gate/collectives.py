@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from statistics import median
 from typing import Any
 
 from ..model import Collective, Measurement
@@ -203,3 +204,31 @@ def compare_collectives(
 
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def flag_stragglers(m: Measurement, tolerance: float) -> Measurement:
+    """``m`` with its slowest rank flagged when its device time is beyond ``tolerance`` of
+    the median rank's (at least two ranks); unchanged otherwise."""
+    if len(m.ranks) < 2:
+        return m
+    middle = median(r.device_us for r in m.ranks)
+    slowest = max(m.ranks, key=lambda r: r.device_us)
+    if middle <= 0 or slowest.device_us <= middle * (1 + tolerance):
+        return m
+    return replace(
+        m,
+        ranks=tuple(replace(r, straggler=r.rank == slowest.rank) for r in m.ranks),
+    )
+
+
+def straggler_text(m: Measurement) -> str:
+    """``rank 1 is a straggler: 812.0 µs of device time, +95% over the median rank``."""
+    flagged = [r for r in m.ranks if r.straggler]
+    if not flagged:
+        return ""
+    middle = median(r.device_us for r in m.ranks)
+    r = flagged[0]
+    return (
+        f"rank {r.rank} is a straggler: {r.device_us:,.1f} µs of device time, "
+        f"{(r.device_us / middle - 1) * 100:+.0f}% over the median rank ({middle:,.1f} µs)"
+    )

@@ -38,6 +38,9 @@ from .errors import MeasureError
 from .group import group
 from .rounds import profile_rounds
 
+# The c10d ops that issue a collective on the calling thread.
+COLLECTIVE_OPS = "c10d::"
+
 
 def measure_rank(
     fn: Callable[..., Any],
@@ -126,10 +129,22 @@ def combine(per_rank: Sequence[Measurement]) -> Measurement:
             comm_bytes=total_bytes(m.collectives),
             device_us=m.device_us.median,
             host_us=m.host_us.median,
+            compute_us=split(m)[0],
+            comm_us=split(m)[1],
         )
         for i, m in enumerate(per_rank)
     )
     return replace(worst, ranks=tuple(sorted(ranks, key=lambda r: r.rank)))
+
+
+def split(m: Measurement) -> tuple[float, float]:
+    """A rank's device time as compute and exposed communication: from the communication
+    kernels on a device; on CPU, the collectives' ops (``c10d::``) are the communication,
+    their wait for the other ranks included, and the rest is compute. (compute, comm) µs."""
+    if m.comm is not None:
+        return m.comm.compute_us.median, m.comm.exposed_us.median
+    comm = sum(r.device_us for r in m.per_op if r.name.startswith(COLLECTIVE_OPS))
+    return max(0.0, m.device_us.median - comm), comm
 
 
 def gather(m: Measurement) -> list[Measurement]:

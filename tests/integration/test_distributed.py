@@ -9,7 +9,10 @@ import re
 import sys
 from pathlib import Path
 
+import chromium
 import pytest
+
+from pytest_neuronperf.reports.collectives import COMM, COMPUTE
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -59,7 +62,10 @@ def test_tensor_parallel_region_budgets_baseline_and_diff(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("NP_EDIT", raising=False)
-    rec = project.runpytest("-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-update")
+    rec = project.runpytest(
+        "-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-update",
+        "--neuron-profile-html=report.html",
+    )  # fmt: skip
     # max_collectives=1 and max_comm_bytes=2048 hold at the true figures.
     rec.assert_outcomes(passed=1)
     entry = json.loads((project.path / FILE).read_text())["entries"]["test_tp.py::test_tp"]
@@ -67,6 +73,8 @@ def test_tensor_parallel_region_budgets_baseline_and_diff(
         "all_reduce": {"bytes": 2048, "bytes_from": "shapes", "calls": 1, "group_size": 2}
     }
     assert entry["tp_mlp"]["world_size"] == 2
+    if chromium.executable() is not None:
+        _rank_view_is_drawn(project.path / "report.html", project.path)
 
     monkeypatch.setenv("NP_EDIT", "gather")
     gather = project.runpytest("-p", "no:cacheprovider", "--neuron-profile")
@@ -87,6 +95,33 @@ def test_tensor_parallel_region_budgets_baseline_and_diff(
     assert "sent 4.0 KiB (4,096 bytes) in collectives (all_reduce ×1 (4.0 KiB)), " in out
     assert "budget max_comm_bytes=2048" in out
     assert "sent 4.0 KiB in collectives, baseline 2.0 KiB (all_reduce +2.0 KiB)" in out
+
+
+def _rank_view_is_drawn(page: Path, tmp: Path) -> None:
+    """Each rank's bar in a real browser: compute and communication side by side, in their
+    colours, the two ranks on one scale (the wider rank's bar fills its cell)."""
+    seen, placed, img = chromium.look(page, tmp, "div.rank-compute, div.rank-comm")
+    assert seen.scroll_width <= seen.client_width
+    for cls, want in (("rank-compute", COMPUTE), ("rank-comm", COMM)):
+        bars = placed.of(cls)
+        assert len(bars) == 2, cls
+        for bar in bars:
+            left, top, width, height = bar["box"]
+            if width >= 2:
+                assert chromium.colour_near(img, left + width / 2, top + height / 2, want), bar
+    drawn = [
+        c["box"][2] + m["box"][2]
+        for c, m in zip(placed.of("rank-compute"), placed.of("rank-comm"), strict=True)
+    ]
+    widths = [
+        float(w)
+        for w in re.findall(
+            r'class="rank-\w+" title="[^"]+" style="width:([\d.]+)%', page.read_text()
+        )
+    ]
+    written = [widths[0] + widths[1], widths[2] + widths[3]]
+    assert max(written) == pytest.approx(100.0, abs=0.02)
+    assert drawn[0] / drawn[1] == pytest.approx(written[0] / written[1], rel=0.05)
 
 
 BAD = """

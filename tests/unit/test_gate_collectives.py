@@ -153,3 +153,38 @@ def test_entries_without_collectives_keep_their_bytes() -> None:
         "all_reduce": {"calls": 2, "bytes": 2 * MIB, "group_size": 2, "bytes_from": "shapes"}
     }
     assert Entry.from_dict(d) == dist
+
+
+def ranked(*device_us: float) -> Measurement:
+    from pytest_neuronperf.model import RankFigures
+
+    return measurement(
+        ranks=tuple(
+            RankFigures(rank=i, ops=5, collectives=2, comm_bytes=2 * MIB, device_us=d, host_us=d)
+            for i, d in enumerate(device_us)
+        )
+    )
+
+
+def test_a_rank_beyond_the_tolerance_of_the_median_is_a_straggler() -> None:
+    from pytest_neuronperf.gate.collectives import flag_stragglers, straggler_text
+
+    # Median of 100, 100, 130 is 100: 130 is +30%, past 25%.
+    m = flag_stragglers(ranked(100.0, 100.0, 130.0), 0.25)
+    assert [r.straggler for r in m.ranks] == [False, False, True]
+    assert straggler_text(m) == (
+        "rank 2 is a straggler: 130.0 µs of device time, +30% over the median rank (100.0 µs)"
+    )
+    # At the tolerance it holds.
+    held = flag_stragglers(ranked(100.0, 100.0, 125.0), 0.25)
+    assert not any(r.straggler for r in held.ranks) and straggler_text(held) == ""
+
+
+def test_the_verdict_flags_stragglers_with_the_markers_tolerance() -> None:
+    from pytest_neuronperf.session.verdict import judge
+
+    budgets = [neuron_budget(tolerance="50%")]
+    v = judge([ranked(100.0, 100.0, 130.0)], budgets, {}, passed=True, update=False, tolerance=0.1)
+    assert not any(r.straggler for r in v.records[0].measurement.ranks)
+    v = judge([ranked(100.0, 100.0, 130.0)], [], {}, passed=True, update=False, tolerance=0.1)
+    assert v.records[0].measurement.ranks[2].straggler

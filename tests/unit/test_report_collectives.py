@@ -94,3 +94,41 @@ def test_the_readme_shows_what_the_report_prints(capsys: pytest.CaptureFixture[s
     block = readme[start : readme.index("```", start)]
     assert run(MI300, region=None, mode="auto", as_json=False) == 0
     assert block in capsys.readouterr().out + "\n"
+
+
+def test_the_html_rank_view_splits_each_rank_and_flags_the_straggler() -> None:
+    from dataclasses import replace
+
+    from pytest_neuronperf.model import RankFigures, Record
+    from pytest_neuronperf.reports.collectives import rank_view_html
+    from pytest_neuronperf.reports.html import render
+
+    m = Measurement(
+        test_id="t.py::t",
+        region="<mlp>",
+        backend="cpu",
+        device_kind="cpu",
+        ops=5,
+        kernels=3,
+        device_us=Stats.of([300.0]),
+        host_us=Stats.of([400.0]),
+        rounds=1,
+        world_size=2,
+        rank=1,
+        collectives={"all_reduce": Collective(1, 2048, 2, "shapes")},
+        ranks=(
+            RankFigures(0, 5, 1, 2048, 100.0, 150.0, compute_us=80.0, comm_us=20.0),
+            RankFigures(1, 5, 1, 2048, 300.0, 400.0, compute_us=100.0, comm_us=200.0,
+                        straggler=True),
+        ),
+    )  # fmt: skip
+    view = rank_view_html(m)
+    assert view.count('class="rank-compute"') == 2 and view.count('class="rank-comm"') == 2
+    # One scale: the widest rank fills the cell, the other a third of it.
+    assert 'style="width:33.33%;background:#2563eb"' in view  # 100 of 300
+    assert 'style="width:66.67%;background:#f59e0b"' in view  # 200 of 300
+    assert "rank 1 <b" in view and "straggler</b>" in view
+    assert "rank 1 is a straggler: 300.0 µs of device time, +50% over the median" in view
+    page = render([Record(m)])
+    assert view in page and "<mlp>" not in page
+    assert rank_view_html(replace(m, ranks=())) == ""
