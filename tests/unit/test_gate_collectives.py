@@ -31,6 +31,7 @@ def measurement(collectives: dict[str, Collective] | None = None, **changes: Any
         device_us=Stats.of([100.0] * 5),
         host_us=Stats.of([100.0] * 5),
         rounds=5,
+        environment={"device_kind": "cpu:x86_64", "torch": "2.13.0", "backend": "cpu"},
         collectives=dict(TP if collectives is None else collectives),
         world_size=2,
         rank=0,
@@ -188,3 +189,31 @@ def test_the_verdict_flags_stragglers_with_the_markers_tolerance() -> None:
     assert not any(r.straggler for r in v.records[0].measurement.ranks)
     v = judge([ranked(100.0, 100.0, 130.0)], [], {}, passed=True, update=False, tolerance=0.1)
     assert v.records[0].measurement.ranks[2].straggler
+
+
+def test_neuronperf_compare_names_the_added_collective(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import jsonschema
+
+    from pytest_neuronperf.cli.main import main
+    from pytest_neuronperf.model import Record, Status
+    from pytest_neuronperf.reports.json import document, dumps, schema
+
+    base = measurement()
+    new = measurement({**TP, "all_gather": Collective(1, 4 * MIB, 2, "shapes")})
+    paths = []
+    for name, m in (("base", base), ("new", new)):
+        doc = document([Record(m, status=Status.MEASURED)])
+        jsonschema.validate(doc, schema())
+        path = tmp_path / f"{name}.json"
+        path.write_text(dumps(doc))
+        paths.append(str(path))
+    assert json.loads((tmp_path / "new.json").read_text())["measurements"][0]["measurement"][
+        "collectives"
+    ]["all_gather"] == {"bytes": 4 * MIB, "bytes_from": "shapes", "calls": 1, "group_size": 2}
+    assert main(["compare", *paths, "--fail-on", "regressed"]) != 0
+    out = capsys.readouterr()
+    assert "made 3 collectives, baseline 2 (+ all_gather ×1, 4.0 MiB)" in out.out + out.err
