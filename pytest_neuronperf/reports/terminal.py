@@ -424,6 +424,8 @@ def _wrap_all(text: str, width: int) -> list[str]:
 
 
 def _detail_lines(m: Measurement, table: str) -> list[str]:
+    from .collectives import collective_lines  # it renders with this module's tabulate
+
     lines = [
         f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
         f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
@@ -461,6 +463,7 @@ def _detail_lines(m: Measurement, table: str) -> list[str]:
         lines.append(f"kernels: {kernels}")
     for variant in m.round_variants:
         lines.append(f"ops varied across rounds: {variant}")
+    lines.extend(collective_lines(m))
     if m.graph_breaks or m.recompiles:
         lines.append(f"torch.compile: {m.graph_breaks} graph breaks, {m.recompiles} recompilations")
     lines.extend(m.compile_notes)

@@ -11,8 +11,8 @@ from collections.abc import Generator
 import pytest
 
 from ..fixture import NeuronProfile
-from ..gate.budget import Budget, tolerance_for
 from ..gate.compare import Comparison, judged_by_reference, window_settled
+from ..gate.marker import Budget, tolerance_for
 from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record
@@ -136,6 +136,7 @@ class MeasuringSession:
             comparisons,
             passed=report.passed,
             update=self.settings.update,
+            tolerance=self.settings.tolerance,
             gated="host_us" if self.instruments.host_timed else "device_us",
         )
         width = terminal_width(self.config.pluginmanager.get_plugin("terminalreporter"))

@@ -219,5 +219,5 @@ def test_names(neuron_profile):
     result = run(pytester, "--neuron-profile", "-W", "always::UserWarning")
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(
-        ["*NameReuseWarning: neuron_profile: 'act' is measured again in this test, as 'act#2'*"]
+        ["*UserWarning: neuron_profile: 'act' is measured again in this test, as 'act#2'*"]
     )
