@@ -219,13 +219,15 @@ def _judge_work(entry: Entry, m: Measurement, found: _Findings) -> None:
     """FLOPs and bytes moved, exact, where both sides counted them."""
     if m.work is None:
         return
-    for what, now_work, then_work in (
-        ("FLOPs", m.work.flops, entry.flops),
-        ("bytes moved", m.work.bytes_moved, entry.bytes_moved),
+    for verb, what, now_work, then_work in (
+        ("did", "FLOPs", m.work.flops, entry.flops),
+        ("moved", "bytes", m.work.bytes_moved, entry.bytes_moved),
     ):
         if then_work is None or now_work == then_work:
             continue
-        sentence = f"{_PREFIX}: region {m.region!r} did {now_work:,} {what}, baseline {then_work:,}"
+        sentence = (
+            f"{_PREFIX}: region {m.region!r} {verb} {now_work:,} {what}, baseline {then_work:,}"
+        )
         found.moved(sentence, now_work < then_work, _KEEP)
 
 

@@ -11,6 +11,7 @@ from html import escape
 
 from ..model import OpRow, Record
 from ..trace.summary import op_diff
+from .change import baseline_text
 from .charts import fusion, roofline, svg
 from .collectives import rank_view_html
 from .columns import Column
@@ -217,7 +218,7 @@ def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
             (f"{m.host_us.median:,.1f}", True),
             (ai, True),
             (roof, True),
-            (escape(r.baseline_cell or r.baseline or "-"), False),
+            (escape(baseline_text(r)), False),
             (escape(r.budget or "-"), False),
         ]
         rows.append(

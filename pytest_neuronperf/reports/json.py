@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import NeuronPerfError
 from ..model import Record
 from .provenance import Ci, Git, Provenance
+from .status import outcome
 
 SCHEMA_ID = "pytest-neuronperf/report"
 # 2 added git and ci (where the report came from); readers take both.
@@ -73,7 +74,8 @@ def document(
         "ci": provenance.ci.to_dict() if provenance and provenance.ci else None,
         "environments": [json.loads(e) for e in environments],
         "summary": {"measurements": len(records), "by_status": dict(sorted(counts.items()))},
-        "measurements": [_clean(r.to_dict()) for r in records],
+        # "outcome": the one word the other reports show (status.outcome); read back, ignored.
+        "measurements": [{**_clean(r.to_dict()), "outcome": outcome(r)} for r in records],
     }
 
 

@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..model import BaselineStatus, Record
+from .change import baseline_text
+from .status import outcome
 from .terminal import device_cell, header_line
 
 PROBLEM_STATUSES = frozenset({"over budget", "regressed"})
@@ -93,9 +95,9 @@ def render(records: Sequence[Record], note: str = "") -> str:
             m.kernels,
             device_cell(m),
             f"{m.host_us.median:,.1f}",
-            r.baseline_cell or r.baseline or "-",
+            baseline_text(r),
             r.budget or "-",
-            r.status,
+            outcome(r),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     if problems:

@@ -293,12 +293,22 @@ def _work_cells(
 
     r = roofline(flops, nbytes, device_us, peak_flops, peak_bw)
     return [
-        f"{flops / 1e9:.3g}",
-        f"{nbytes / 1e6:.3g}",
+        amount(flops / 1e9),
+        amount(nbytes / 1e6),
         f"{intensity(flops, nbytes):.3g}",
         f"{r.fraction * 100:.1f}%" if r else "-",
         r.bound if r else "-",
     ]
+
+
+def amount(v: float) -> str:
+    """Three significant figures, never in exponent notation ("8e-09 GFLOP"): below a
+    thousandth, "<0.001"."""
+    if v == 0:
+        return "0"
+    if v < 0.001:
+        return "<0.001"
+    return f"{v:.3g}" if v < 100 else f"{v:,.0f}"
 
 
 def work_cells(m: Measurement) -> list[str]:
@@ -321,8 +331,9 @@ def work_line(m: Measurement) -> str:
     if w is None:
         return ""
     line = (
-        f"work: {w.flops / 1e9:.3g} GFLOP, {w.bytes_moved / 1e6:.3g} MB moved (read "
-        f"{w.bytes_read / 1e6:.3g}, written {w.bytes_written / 1e6:.3g}; a lower bound), "
+        f"work: {amount(w.flops / 1e9)} GFLOP, {amount(w.bytes_moved / 1e6)} MB moved (read "
+        f"{amount(w.bytes_read / 1e6)}, written {amount(w.bytes_written / 1e6)}; a lower "
+        "bound), "
         f"{w.intensity:.3g} FLOP/B"
     )
     r = m.roofline

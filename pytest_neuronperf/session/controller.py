@@ -105,7 +105,8 @@ class Controller:
         if not self.settings.enabled:
             over = [r for r in records if r.status == Status.OVER_BUDGET]
             for line in wrap(
-                f"neuronperf: {len(records)} budgeted measurements, {len(over)} over budget "
+                f"neuronperf: {_count(len(records), 'budgeted measurement')}, "
+                f"{len(over)} over budget "
                 "(run with --neuron-profile for the report)",
                 width,
             ):
@@ -155,3 +156,7 @@ def _write_progress(config: pytest.Config, line: str) -> None:
     with capture.global_and_fixture_disabled():
         for part in lines:
             reporter.write_line(part)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"

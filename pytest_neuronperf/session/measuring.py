@@ -16,7 +16,9 @@ from ..gate.marker import Budget, tolerance_for
 from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record
+from ..reports.change import baseline_text
 from ..reports.fit import terminal_width, wrap
+from ..reports.status import outcome
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
 from ..trace.summary import op_diff_text
@@ -251,8 +253,9 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         (f"{prefix}.host_us", round(m.host_us.median, 3)),
         (f"{prefix}.device_kind", m.device_kind),
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
-        (f"{prefix}.status", str(record.status)),
-        (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
+        # The word and text every report shows (reports/status.py, reports/change.py).
+        (f"{prefix}.status", outcome(record)),
+        (f"{prefix}.baseline", baseline_text(record)),
     ]
 
 

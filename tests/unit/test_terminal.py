@@ -3,11 +3,12 @@ and regions are elided in the middle, footer sentences wrap (issue 15, item 13).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from pytest_neuronperf.model import Measurement, Record, TimeJudged, Work
+from pytest_neuronperf.model import Measurement, OpRow, Record, TimeJudged, Work
 from pytest_neuronperf.reports.fit import (
     elide,
     elide_apart,
@@ -16,7 +17,13 @@ from pytest_neuronperf.reports.fit import (
     terminal_width,
     wrap,
 )
-from pytest_neuronperf.reports.terminal import baseline_footer, summary_table
+from pytest_neuronperf.reports.terminal import (
+    amount,
+    baseline_footer,
+    duration,
+    measurement_detail,
+    summary_table,
+)
 from pytest_neuronperf.stats import Stats
 
 LONG_ID = "tests/models/test_llama.py::test_mlp[" + "x" * 300 + "]"
@@ -162,3 +169,32 @@ def test_terminal_width_is_pytests_then_columns(monkeypatch: pytest.MonkeyPatch)
     assert terminal_width(Reporter()) == 99
     monkeypatch.setenv("COLUMNS", "123")
     assert terminal_width(None) == 123
+
+
+def test_small_things_a_reviewer_notices() -> None:
+    """Issue 25, item 11: no exponents, seconds for a long first call, one cold run said."""
+    assert [amount(v) for v in (0, 8e-9, 0.00131, 2.5, 1234.6)] == [
+        "0",
+        "<0.001",
+        "0.00131",
+        "2.5",
+        "1,235",
+    ]
+    assert [duration(v) for v in (812.0, 25_000.0, 19_480_452.0)] == [
+        "812.0 µs",
+        "25.0 ms",
+        "19.5 s",
+    ]
+    cold = replace(record().measurement, rounds=1, warmup_rounds=0, first_call_us=0.0)
+    detail = measurement_detail(cold)
+    assert "one cold execution" in detail and "first call 0.0" not in detail
+
+
+def test_detail_fits_the_width_with_its_per_op_table() -> None:
+    m = replace(
+        record().measurement,
+        per_op=(OpRow("aten::_scaled_dot_product_flash_attention_for_cpu", 1, 5.0, 1.0, 1),),
+    )
+    lines = measurement_detail(m, 80).splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert any(line.startswith("aten::_scaled") for line in lines)

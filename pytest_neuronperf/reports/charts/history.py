@@ -93,16 +93,17 @@ class Series:
         return v[-1][1] / v[0][1] - 1
 
     def largest_step(self, metric: str) -> float:
-        """The largest change between two neighbouring reports, up or down."""
+        """The largest change between two neighbouring reports, up or down, with its sign
+        (a -79% step is not "+79%")."""
         v = [x for _, x in self.values(metric)]
-        steps = [abs(b / a - 1) for a, b in itertools.pairwise(v) if a > 0]
-        return max(steps, default=math.nan)
+        steps = [b / a - 1 for a, b in itertools.pairwise(v) if a > 0]
+        return max(steps, key=abs, default=math.nan)
 
     def crept(self, tolerance: float) -> bool:
         """Slower than the tolerance first to last, though no single step was."""
         metric = self.gated()
         total, step = self.change(metric), self.largest_step(metric)
-        return total > tolerance and step <= tolerance
+        return total > tolerance and abs(step) <= tolerance
 
 
 def series(reports: Sequence[Report]) -> list[Series]:
@@ -362,13 +363,13 @@ def text(reports: Sequence[Report], tolerance: float) -> str:
             _pct(s.change("device_us")),
             _pct(s.change("host_us")),
             _pct(s.largest_step(s.gated())),
-            "crept" if s.crept(tolerance) else "",
+            "crept" if s.crept(tolerance) else "-",
         ]
         for s in ranked
     ]
     return tabulate(
         rows,
-        headers=["test", "region", "reports", "device", "host", "largest step", ""],
+        headers=["test", "region", "reports", "device", "host", "largest step", "creep"],
         tablefmt="simple",
         disable_numparse=True,
     )
