@@ -253,8 +253,9 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         (f"{prefix}.host_us", round(m.host_us.median, 3)),
         (f"{prefix}.device_kind", m.device_kind),
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
+        (f"{prefix}.status", str(record.status)),
         # The word and text every report shows (reports/status.py, reports/change.py).
-        (f"{prefix}.status", outcome(record)),
+        (f"{prefix}.outcome", outcome(record)),
         (f"{prefix}.baseline", baseline_text(record)),
     ]
 

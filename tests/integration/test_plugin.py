@@ -113,7 +113,7 @@ def test_marked_is_enforced(neuron_profile, xw):
     result.stdout.fnmatch_lines(
         [
             "*neuron_budget: region 'naive' dispatched 6 ops, budget max_ops=1*",
-            "*neuronperf: 1 budgeted measurements, 1 over budget*",
+            "*neuronperf: 1 budgeted measurement, 1 over budget*",
         ]
     )
     assert "test region" not in result.stdout.str()
