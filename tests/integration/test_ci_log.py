@@ -69,11 +69,14 @@ def test_naive_attention_matches_sdpa(neuron_profile, shape):
 """
 
 TEST_FILE = Path("tests") / "test_transformer_models.py"
-# Counts are judged exactly; a 50% tolerance keeps the unchanged regions' noise on a shared
-# box from failing them while the doubled wait (+100% raw) still fails.
+# In file order (pytest-randomly off). Counts are judged exactly; a 50% tolerance keeps
+# the unchanged regions' noise on a shared box from failing them while the doubled wait
+# (+100% raw) still fails.
 ARGS = (
     "-p",
     "no:cacheprovider",
+    "-p",
+    "no:randomly",
     "--neuron-profile",
     "--neuron-profile-rounds=10",
     "--neuron-profile-tolerance=50",
