@@ -139,7 +139,13 @@ def _time_violations(budget: Budget, m: Measurement) -> list[Violation]:
         ("max_device_us", budget.max_device_us, m.device_us, "device"),
         ("max_host_us", budget.max_host_us, m.host_us, "host"),
     ):
-        if limit is not None and stats.median > limit:
+        if limit is not None and one_cold_run(m):
+            sentence = (
+                f"neuron_budget: region {m.region!r} has budget {metric}={fmt_limit(limit)} "
+                f"but {_COLD}"
+            )
+            out.append(Violation(m.region, metric, limit, None, sentence))
+        elif limit is not None and stats.median > limit:
             out.append(
                 Violation(
                     m.region,
@@ -154,6 +160,16 @@ def _time_violations(budget: Budget, m: Measurement) -> list[Violation]:
     return out
 
 
+def one_cold_run(m: Measurement) -> bool:
+    """A with-region's measurement: its block ran once, cold, with no warm-up."""
+    return m.rounds == 1 and m.warmup_rounds == 0 and m.first_call_us == 0 and not m.host_calls
+
+
+_COLD = (
+    "its time is one cold execution (a with-region runs its block once: no warm-up, no "
+    "repeat), which a time budget cannot judge; measure it as neuron_profile(fn, *args), "
+    "which warms up and repeats"
+)
 _NOT_COUNTED = (
     "its FLOPs and bytes were not counted (a with-region runs once, under the profiler); "
     "measure it as neuron_profile(fn, *args)"

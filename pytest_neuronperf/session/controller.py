@@ -9,7 +9,8 @@ import pytest
 
 from ..measure.progress import Writer
 from ..model import Record, Status
-from ..reports.fit import terminal_width, wrap
+from ..reports.fit import elide_apart, terminal_width, wrap
+from ..reports.status import FAILED, status_of
 from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
 from ..reports.write import write_reports
 from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
@@ -125,8 +126,13 @@ class Controller:
             summary_table(records, width),
         ]
         if self.settings.details or verbosity > 0:
+            ids = elide_apart([r.measurement.test_id for r in records], width)
             for r in records:
-                lines += ["", r.measurement.test_id, measurement_detail(r.measurement)]
+                if status_of(r) in FAILED:
+                    # Its failure's section above holds the same block.
+                    continue
+                m = r.measurement
+                lines += ["", ids[m.test_id], measurement_detail(m, width)]
         b = self.session.baselines
         if b.store is not None:
             lines.append("")

@@ -149,7 +149,9 @@ def test_the_80_column_log_tells_a_reviewer_what_moved(tmp_path: Path) -> None:
     write_suite(tmp_path)
     record = run_piped(tmp_path, "--neuron-profile-update")
     assert record.returncode == 0, record.stdout + record.stderr
-    changed = run_piped(tmp_path, NP_SLOW="2", NP_EXTRA_OP="1")
+    # A wait does not slow down with the machine: judged raw here, so that a busy machine
+    # (the reference workloads slower) cannot hide it; the printed log (main) judges both.
+    changed = run_piped(tmp_path, NP_SLOW="2", NP_EXTRA_OP="1", NEURONPERF_REFERENCE="off")
     out = changed.stdout
     assert changed.returncode == 1, out + changed.stderr
     section = plugin_lines(out)
@@ -165,7 +167,7 @@ def test_the_80_column_log_tells_a_reviewer_what_moved(tmp_path: Path) -> None:
     # The slowed region: its outcome, the baseline's time as measured, the raw change.
     fwd = "\n".join(rows[forward])
     assert "regressed" in fwd.split("\n")[0] and " ok" not in fwd
-    assert re.search(r"host [\d,.]+ → [\d,.]+ µs \+\d+% raw, refs [+-]\d+%,\s+judged", fwd), fwd
+    assert re.search(r"host [\d,.]+ → [\d,.]+ µs \+\d+%", fwd), fwd
     # The extra op: a count regression, written as counts.
     blk = "\n".join(rows[block])
     assert "regressed" in blk.split("\n")[0] and " ok" not in blk
@@ -174,3 +176,11 @@ def test_the_80_column_log_tells_a_reviewer_what_moved(tmp_path: Path) -> None:
     assert "status ok" not in out
     # Kineto's start/stop lines are not in the captured output of a failure.
     assert "USDT:" not in out
+    # With -v each region's per-op table fits too, and a failing one is printed once.
+    verbose = run_piped(
+        tmp_path, "-v", NP_SLOW="2", NP_EXTRA_OP="1", NEURONPERF_REFERENCE="off"
+    ).stdout
+    wide = [line for line in plugin_lines(verbose) if len(line) > 80]
+    assert not wide, "\n".join(wide)
+    assert verbose.count("region 'llama_block' on cpu") == 1
+    assert verbose.count("region 'sdpa_attention' on cpu") == 2

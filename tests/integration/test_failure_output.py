@@ -221,3 +221,29 @@ def test_names(neuron_profile):
     result.stdout.fnmatch_lines(
         ["*UserWarning: neuron_profile: 'act' is measured again in this test, as 'act#2'*"]
     )
+
+
+def test_a_time_budget_on_a_region_is_refused_and_its_row_says_cold(
+    pytester: pytest.Pytester,
+) -> None:
+    """Issue 25, item 6: region() measures one cold execution; a time budget on it fails
+    with a sentence saying so, and -v says it of the region."""
+    pytester.makepyfile(
+        test_cold="""
+import pytest, torch
+
+@pytest.mark.neuron_budget(max_device_us=1e9)
+def test_cold(neuron_profile):
+    with neuron_profile.region("tanh"):
+        torch.tanh(torch.ones(8))
+"""
+    )
+    result = run(pytester, "--neuron-profile", "-v")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*region 'tanh' has budget max_device_us=1000000000 but its time is one cold*",
+            "*one cold execution: no warm-up, no repeat*",
+        ]
+    )
+    assert "first call 0.0 µs" not in result.stdout.str()
