@@ -186,13 +186,14 @@ _ATTENTION = frozenset(
 
 
 def _attention_flops(base: str, ins: list[Any]) -> int:
-    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+    from torch.utils import flop_counter
 
+    counter: Any = flop_counter  # its functions are untyped
     if base.endswith("_backward"):
         grad, q, k, v = (t.shape for t in ins[:4])
-        return int(sdpa_backward_flop_count(grad, q, k, v))
+        return int(counter.sdpa_backward_flop_count(grad, q, k, v))
     q, k, v = (t.shape for t in ins[:3])
-    return int(sdpa_flop_count(q, k, v))
+    return int(counter.sdpa_flop_count(q, k, v))
 
 
 def _op_name(func: Any) -> str:
