@@ -9,7 +9,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-ELLIPSIS = "…"
+from ..names import elide, elide_test_id
+
 # tabulate's "simple" format puts two spaces between columns, and makes a column at least
 # two wider than its header (its MIN_PADDING).
 _SEP = 2
@@ -30,33 +31,6 @@ def terminal_width(reporter: Any = None) -> int:
     if isinstance(width, int) and width > 0:
         return width
     return shutil.get_terminal_size().columns
-
-
-def elide(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters by replacing its middle with an ellipsis."""
-    if len(text) <= width:
-        return text
-    if width < 3:
-        return text[:width]
-    head = width // 2
-    tail = width - 1 - head
-    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
-
-
-def elide_test_id(test_id: str, width: int) -> str:
-    """A test id cut to ``width``: the file and test name kept whole where they fit, the
-    parameters elided in the middle (their start and end tell cases apart best); else the
-    test name kept, with the end of its file's path and a few characters of parameters."""
-    if len(test_id) <= width:
-        return test_id
-    base, bracket, params = test_id.partition("[")
-    if bracket and len(base) + 6 <= width:
-        return f"{base}[{elide(params, width - len(base) - 1)}"
-    file, sep, name = base.partition("::")
-    suffix = f"{sep}{name}" + (f"[{elide(params, 6)}" if bracket else "")
-    if sep and len(suffix) + 4 <= width:
-        return ELLIPSIS + file[len(file) - (width - len(suffix) - 1) :] + suffix
-    return elide(test_id, width)
 
 
 def wrap(line: str, width: int) -> list[str]:

@@ -16,7 +16,7 @@ import pytest
 from chromium import colour_near, look, skip_without
 
 from pytest_neuronperf.cli.main import main
-from pytest_neuronperf.reports.charts import history
+from pytest_neuronperf.reports.charts import history, svg
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -248,7 +248,7 @@ def test_trend_charts_are_drawn_in_a_real_browser(
     for chart in seen.of("trend"):
         left, _, width, _ = chart["box"]
         assert left >= 0 and left + width <= seen.client_width + 0.5
-    for cls, want in (("trend-device-point", history.DEVICE), ("trend-host-point", history.HOST)):
+    for cls, want in (("trend-device-point", svg.DEVICE), ("trend-host-point", svg.HOST)):
         dots = placed.of(cls)
         assert len(dots) == 20, cls  # ten reports, two regions
         for dot in dots:

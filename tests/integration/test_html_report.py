@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from chromium import colour_near, look, skip_without
 
-from pytest_neuronperf.reports.charts import fusion, roofline
+from pytest_neuronperf.reports.charts import roofline, svg
 from pytest_neuronperf.reports.status import COLOURS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -180,9 +180,9 @@ def test_pictures_are_drawn_in_a_real_browser_within_1280_px(page: Path, tmp_pat
             assert colour_near(img, x1 + (x2 - x1) * t, y1 + (y2 - y1) * t, roofline.ROOF)
     # The fusion view: a device, host and ops bar per variant, in their colours.
     for cls, want in (
-        ("fusion-device", fusion.DEVICE),
-        ("fusion-host", fusion.HOST),
-        ("fusion-ops", fusion.OPS),
+        ("fusion-device", svg.DEVICE),
+        ("fusion-host", svg.HOST),
+        ("fusion-ops", svg.SLATE),
     ):
         bars = placed.of(cls)
         assert len(bars) == 2, cls
