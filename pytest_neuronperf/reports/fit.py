@@ -1,6 +1,6 @@
 """Text that fits a terminal: tables whose columns drop or merge by priority, long names
 elided in the middle, sentences wrapped. As pytest fits its own lines to
-``terminalreporter._tw.fullwidth`` (``COLUMNS``, else the terminal, else 80)."""
+``config.get_terminal_writer().fullwidth`` (``COLUMNS``, else the terminal, else 80)."""
 
 from __future__ import annotations
 
@@ -24,10 +24,13 @@ MERGE_COUNTS = "ops+kernels"
 MERGED = "ops/kernels"
 
 
-def terminal_width(reporter: Any = None) -> int:
-    """The width pytest writes to: its terminal writer's, else COLUMNS or the terminal's."""
-    tw = getattr(reporter, "_tw", None)
-    width = getattr(tw, "fullwidth", None)
+def terminal_width(config: Any = None) -> int:
+    """The width pytest writes to: its terminal writer's (``config.get_terminal_writer()``),
+    else COLUMNS or the terminal's (no config, or no terminal reporter: ``-p no:terminal``)."""
+    try:
+        width = config.get_terminal_writer().fullwidth if config is not None else None
+    except AssertionError:  # pytest's way of saying there is no terminal reporter
+        width = None
     if isinstance(width, int) and width > 0:
         return width
     return shutil.get_terminal_size().columns

@@ -97,9 +97,16 @@ def test_terminal_width_is_pytests_then_columns(monkeypatch: pytest.MonkeyPatch)
     class Writer:
         fullwidth = 99
 
-    class Reporter:
-        _tw = Writer()
+    class Config:
+        def get_terminal_writer(self) -> Writer:
+            return Writer()
 
-    assert terminal_width(Reporter()) == 99
+    assert terminal_width(Config()) == 99
     monkeypatch.setenv("COLUMNS", "123")
     assert terminal_width(None) == 123
+
+    class NoTerminal:
+        def get_terminal_writer(self) -> Writer:
+            raise AssertionError  # as pytest's Config does under -p no:terminal
+
+    assert terminal_width(NoTerminal()) == 123
