@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from chromium import colour_near, look, skip_without
+from helpers import FAST
 
 from pytest_neuronperf.reports.charts import roofline, svg
 from pytest_neuronperf.reports.status import COLOURS
@@ -45,14 +46,6 @@ def test_a_matmul_whose_test_id_is_long_enough_to_be_elided_in_the_table(neuron_
     a, b = torch.randn(64, 64), torch.randn(64, 64)
     neuron_profile(torch.mm, a, b, name="matmul")
 """
-
-FAST = (
-    "-p",
-    "no:cacheprovider",
-    "--neuron-profile",
-    "--neuron-profile-rounds=3",
-    "--neuron-profile-warmup=1",
-)
 
 
 @pytest.fixture

@@ -10,44 +10,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 from chromium import screenshot, skip_without
+from helpers import FAST, FUSION_SUITE
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-SUITE = """
-import os, pytest, torch
-
-H = 64
-
-def rmsnorm(x, w):
-    if os.environ.get("BREAK_FUSION"):
-        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
-    return torch.rms_norm(x, (H,), w, 1e-6)
-
-@pytest.fixture
-def xw():
-    return torch.randn(4, H), torch.ones(H)
-
-@pytest.mark.neuron_budget(max_ops=1)
-def test_fused(neuron_profile, xw):
-    neuron_profile(rmsnorm, *xw, name="rmsnorm")
-
-def test_plain(neuron_profile, xw):
-    neuron_profile(torch.relu, xw[0], name="relu")
-"""
-
-FAST = (
-    "-p",
-    "no:cacheprovider",
-    "--neuron-profile",
-    "--neuron-profile-rounds=3",
-    "--neuron-profile-warmup=1",
-)
 
 
 @pytest.fixture
 def broken_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A baseline recorded with the fusion intact, then a run where it is broken."""
-    pytester.makepyfile(test_model=SUITE)
+    pytester.makepyfile(test_model=FUSION_SUITE)
     pytester.runpytest_inprocess(*FAST, "--neuron-profile-update").assert_outcomes(passed=2)
     monkeypatch.setenv("BREAK_FUSION", "1")
     return pytester
