@@ -99,11 +99,17 @@ def test_slow_phase_says_what_it_is_doing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_slow="""
 import time
+from pytest_neuronperf.measure.progress import WATCH
 
 def slow(calls=[]):
     calls.append(1)
     if len(calls) == 1:
-        time.sleep(2.2)   # a first call as slow as a compile
+        # As slow as a compile: past the 2 s threshold, and until the watch thread has said
+        # its line, however late a busy machine runs it.
+        time.sleep(2.1)
+        while WATCH.pending():
+            time.sleep(0.05)
+        time.sleep(0.1)
 
 def test_slow(neuron_profile):
     neuron_profile(slow)
