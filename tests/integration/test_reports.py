@@ -90,7 +90,7 @@ def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_
     result.assert_outcomes(passed=1, failed=1)
     pixels = screenshot(broken_run.path / "report.html", tmp_path, 1600)
     colours = {c for _, c in pixels.getcolors(maxcolors=1 << 20) or []}
-    # The bars' own colours (report_html.CURRENT and BASELINE) are on screen: the chart drew.
+    # The bars' own colours (reports/html.py's CURRENT and BASELINE) are on screen: the chart drew.
     assert (0x25, 0x63, 0xEB) in colours
     assert (0x9C, 0xA3, 0xAF) in colours
 

@@ -1,5 +1,5 @@
 """The terminal table fits the terminal: columns drop or merge by priority, long test ids
-and regions are elided in the middle, footer sentences wrap (issue 15, item 13)."""
+and regions are elided in the middle, footer sentences wrap."""
 
 from __future__ import annotations
 

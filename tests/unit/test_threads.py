@@ -1,5 +1,5 @@
 """A fixed, stored thread count; like-with-like baselines (threads, window); the scheduler
-tick; callables whose work never ran (issue 15, items 1-3 and 5)."""
+tick; callables whose work never ran."""
 
 from __future__ import annotations
 
