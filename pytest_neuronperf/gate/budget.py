@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NeuronPerfError
 from ..settings import parse_tolerance
+from .memory import MEMORY_LIMITS, memory_breaches, memory_limit, shown
 
 if TYPE_CHECKING:
     from ..model import Measurement
@@ -35,6 +36,14 @@ class Budget:
     # the bound that applies (compute or memory) the region must reach.
     max_flops: float | None = None
     min_roofline_fraction: float | None = None
+    # Bytes (gate/memory.py): the highest level allocated above the region's start, and
+    # what it leaves allocated at its end.
+    max_peak_memory: int | None = None
+    max_retained_memory: int | None = None
+
+    @property
+    def limits_memory(self) -> bool:
+        return self.max_peak_memory is not None or self.max_retained_memory is not None
 
     def limits(self) -> dict[str, float]:
         return {
@@ -44,7 +53,10 @@ class Budget:
         }
 
     def describe(self) -> str:
-        parts = [f"{k}={_fmt(v)}" for k, v in self.limits().items()]
+        parts = [
+            f"{k}={shown(int(v)) if k in MEMORY_LIMITS else _fmt(v)}"
+            for k, v in self.limits().items()
+        ]
         if self.min_roofline_fraction is not None:
             parts.append(f"min_roofline_fraction={_fmt(self.min_roofline_fraction)}")
         if self.tolerance is not None:
@@ -66,6 +78,8 @@ def neuron_budget(
     max_recompiles: int | None = None,
     max_flops: float | None = None,
     min_roofline_fraction: float | None = None,
+    max_peak_memory: int | str | None = None,
+    max_retained_memory: int | str | None = None,
 ) -> Budget:
     """Absolute budgets for the measurements of a test. Each limit is checked against every
     measurement of the test, or only the one named ``region``. Times are medians over the
@@ -77,7 +91,16 @@ def neuron_budget(
     recompilations during warm-up and rounds. ``max_flops`` bounds the FLOPs of one call
     (counted, not timed: the same on every machine) and ``min_roofline_fraction`` (0 to 1)
     the share of the device's roofline the region must reach; both need the callable form
-    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks."""
+    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks.
+    ``max_peak_memory`` bounds the highest memory allocated above the region's start and
+    ``max_retained_memory`` what it leaves allocated at its end: bytes as an int, or a
+    string with a unit (``"512 MiB"``; B, KB/KiB, MB/MiB, GB/GiB, all 1024-based); either
+    turns memory profiling on for the measurements it applies to."""
+    try:
+        peak = memory_limit("max_peak_memory", max_peak_memory)
+        retained = memory_limit("max_retained_memory", max_retained_memory)
+    except ValueError as exc:
+        raise BudgetError(str(exc)) from None
     for name, value in (("max_ops", max_ops), ("max_kernels", max_kernels)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
@@ -133,6 +156,8 @@ def neuron_budget(
         max_recompiles=max_recompiles,
         max_flops=max_flops,
         min_roofline_fraction=min_roofline_fraction,
+        max_peak_memory=peak,
+        max_retained_memory=retained,
     )
 
 
@@ -251,6 +276,12 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
                     )
                 )
         out.extend(_roofline_violations(budget, m))
+        out.extend(
+            Violation(m.region, metric, limit, value, sentence)
+            for metric, limit, value, sentence in memory_breaches(
+                m, budget.max_peak_memory, budget.max_retained_memory
+            )
+        )
         for metric, stats, what in (
             ("max_device_us", m.device_us, "device"),
             ("max_host_us", m.host_us, "host"),

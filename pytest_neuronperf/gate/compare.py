@@ -13,6 +13,7 @@ from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.summary import op_diff_text
+from .memory import compare_memory
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
@@ -143,6 +144,11 @@ def compare(
                 fails.append(sentence)
             elif now_work < then_work:
                 gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
+    # Memory: exact like the counts on CPU (gate/memory.py).
+    mem_fails, mem_gains, mem_notes = compare_memory(entry.memory, m)
+    fails += mem_fails
+    gains += mem_gains
+    notes += mem_notes
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     # Another torch may run the reference itself faster or slower: raw times then.
     by_reference = use_reference and then_torch == now_torch
@@ -192,6 +198,7 @@ def compare(
         or entry.rounds != m.rounds
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
         or (m.work is not None and entry.flops is None)
+        or (m.memory is not None and entry.memory != m.memory)
         # Likewise an entry from before the window gains the figures the cpu gate judges.
         or (m.host_relative is not None and entry.host_relative is None)
         or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)

@@ -98,6 +98,7 @@ class MeasuringSession:
             enabled=self.settings.enabled or budgets_key in item.stash,
             recheck=lambda m: self._host_regression(item, m),
             window=lambda region: self.window_for(item, region),
+            memory=lambda region: self.memory_for(item, region),
             benchmark=request.getfixturevalue("benchmark") if uses_benchmark else None,
         )
         item.stash[measurements_key] = profile.measurements
@@ -204,6 +205,18 @@ class MeasuringSession:
                 entry, samples, tolerance=tolerance, by_reference=by_reference
             ),
         )
+
+    def memory_for(self, item: pytest.Item, region: str) -> bool:
+        """Memory is profiled where the setting, a memory budget of the region or its
+        baseline entry holding memory asks for it (docs/memory.md: what it costs)."""
+        if self.settings.memory:
+            return True
+        budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
+        if any(b.limits_memory and b.region in (None, region) for b in budgets):
+            return True
+        store = self.baselines.store
+        entry = store.get(item.nodeid, region) if store is not None else None
+        return entry is not None and entry.memory is not None
 
     def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
         """How the gated host time regressed against the baseline, for the runner to confirm

@@ -1,0 +1,197 @@
+"""Memory as a budget and a baseline, end to end through pytester on the real CPU profiler.
+
+Every expected figure is computed here from tensor sizes: ``N`` float32 elements are
+``N * 4`` bytes, whatever the plugin says.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+N = 1 << 20  # 1 Mi float32
+MIB4 = N * torch.tensor([], dtype=torch.float32).element_size()  # 4 MiB, from the dtype
+
+MODULE = """
+import os, pytest, torch
+
+N = 1 << 20
+x = torch.ones(N)
+kept = []
+
+def alloc():
+    return torch.empty(N)
+
+def add():
+    return x + x
+
+def mul_add():
+    # One more 4 MiB intermediate (x * x) alive while the add allocates its result.
+    return x * x + x
+
+def free_then_alloc():
+    a = torch.empty(N)
+    del a
+    return torch.empty(N)
+
+def leak():
+    kept.append(torch.empty(N))
+
+def out_of_place():
+    return x * 2
+
+def in_place():
+    return x.mul_(2)
+
+def work():
+    return mul_add() if os.environ.get("NP_EXTRA") else add()
+
+@pytest.mark.neuron_budget(max_peak_memory=int(os.environ.get("NP_LIMIT", "0")) or None)
+def test_alloc(neuron_profile):
+    neuron_profile(alloc)
+
+def test_free_then_alloc(neuron_profile):
+    neuron_profile(free_then_alloc)
+
+@pytest.mark.neuron_budget(max_retained_memory=int(os.environ.get("NP_RETAIN", "0")) or None)
+def test_leak(neuron_profile):
+    neuron_profile(leak)
+
+def test_in_place(neuron_profile):
+    neuron_profile(out_of_place)
+    neuron_profile(in_place)
+
+def test_work(neuron_profile):
+    neuron_profile(work)
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(test_it=MODULE)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile-rounds=2",
+        "--neuron-profile-warmup=1",
+        "--neuron-profile-work=off",
+        "--neuron-profile-reference=off",
+        *args,
+    )
+
+
+def memory_of(pytester: pytest.Pytester, report: Path) -> dict[str, dict[str, object]]:
+    doc = json.loads((pytester.path / report).read_text())
+    out: dict[str, dict[str, object]] = {}
+    for record in doc["measurements"]:
+        m = record["measurement"]
+        out[f"{m['test_id'].split('::')[-1]}/{m['region']}"] = m.get("memory")
+    return out
+
+
+def test_a_known_tensor_peaks_at_its_size_and_freeing_first_does_not_add(
+    project: pytest.Pytester,
+) -> None:
+    result = run(
+        project,
+        "--neuron-profile",
+        "--neuron-profile-memory=on",
+        "--neuron-profile-json=r.json",
+        "-k",
+        "alloc",
+    )
+    result.assert_outcomes(passed=2)
+    mem = memory_of(project, Path("r.json"))
+    assert mem["test_alloc/alloc"]["peak_bytes"] == MIB4
+    assert mem["test_alloc/alloc"]["allocated_bytes"] == MIB4
+    # Dropped inside the round: the result is not retained.
+    assert mem["test_alloc/alloc"]["retained_bytes"] == 0
+    # Two tensors of N, one after the other: twice allocated, once at the peak.
+    assert mem["test_free_then_alloc/free_then_alloc"]["peak_bytes"] == MIB4
+    assert mem["test_free_then_alloc/free_then_alloc"]["allocated_bytes"] == 2 * MIB4
+
+
+def test_a_peak_budget_fails_one_byte_below_and_holds_at_the_figure(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NP_LIMIT", str(MIB4 - 1))
+    below = run(project, "-k", "test_alloc")
+    below.assert_outcomes(failed=1)
+    below.stdout.fnmatch_lines(
+        [f"*region 'alloc' peaked at 4.0 MiB ({MIB4} bytes)*budget max_peak_memory=*{MIB4 - 1}*"]
+    )
+    monkeypatch.setenv("NP_LIMIT", str(MIB4))
+    run(project, "-k", "test_alloc").assert_outcomes(passed=1)
+
+
+def test_a_leak_shows_in_retained_bytes_and_fails_its_budget(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NP_RETAIN", str(MIB4 - 1))
+    result = run(project, "--neuron-profile", "--neuron-profile-json=r.json", "-k", "leak")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*region 'leak' left 4.0 MiB ({MIB4} bytes) allocated*"])
+    assert memory_of(project, Path("r.json"))["test_leak/leak"]["retained_bytes"] == MIB4
+    monkeypatch.setenv("NP_RETAIN", str(MIB4))
+    run(project, "-k", "leak").assert_outcomes(passed=1)
+
+
+def test_an_in_place_rewrite_shows_less(project: pytest.Pytester) -> None:
+    result = run(
+        project,
+        "--neuron-profile",
+        "--neuron-profile-memory=on",
+        "--neuron-profile-json=r.json",
+        "-k",
+        "in_place",
+    )
+    result.assert_outcomes(passed=1)
+    mem = memory_of(project, Path("r.json"))
+    out, inplace = mem["test_in_place/out_of_place"], mem["test_in_place/in_place"]
+    # The same scalar wrapping on both sides; the out-of-place one adds its N-element result.
+    assert out["peak_bytes"] - inplace["peak_bytes"] == MIB4
+
+
+def test_a_baseline_catches_one_more_intermediate_and_names_the_op(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(
+        project, "--neuron-profile-update", "--neuron-profile-memory=on", "-k", "test_work"
+    ).assert_outcomes(passed=1)
+    # The entry holds memory: later runs profile it without the setting.
+    run(project, "--neuron-profile", "-k", "test_work").assert_outcomes(passed=1)
+    monkeypatch.setenv("NP_EXTRA", "1")
+    result = run(project, "--neuron-profile", "-k", "test_work")
+    result.assert_outcomes(failed=1)
+    peak = 2 * MIB4  # x * x alive while the add allocates its result
+    shown = f"{peak / (1 << 20):.1f} MiB"
+    result.stdout.fnmatch_lines(
+        [f"*region 'work' peak {shown}, baseline 4.0 MiB (+ aten::mul 4.0 MiB)*"]
+    )
+
+
+def test_a_bad_memory_limit_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_bad="""
+        import pytest
+
+        @pytest.mark.neuron_budget(max_peak_memory="12 parsecs")
+        def test_it(neuron_profile):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*test_it: neuron_budget max_peak_memory: expected a size such as*got '12 parsecs'"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
