@@ -251,6 +251,18 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
         (f"{prefix}.status", str(record.status)),
         (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
+        *memory_properties(prefix, m),
+    ]
+
+
+def memory_properties(prefix: str, m: Measurement) -> list[tuple[str, object]]:
+    """Bytes as whole numbers, for dashboards; none when memory was not profiled."""
+    if m.memory is None:
+        return []
+    return [
+        (f"{prefix}.peak_bytes", m.memory.peak_bytes),
+        (f"{prefix}.allocated_bytes", m.memory.allocated_bytes),
+        (f"{prefix}.retained_bytes", m.memory.retained_bytes),
     ]
 
 

@@ -31,8 +31,9 @@ from typing import Any, Literal
 from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
-from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops
+from .analysis import Mode, RoundResult, TraceIndex, analyze_node, node_memory, region_ops
 from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
+from .memory import MemoryRecord, records_from_chrome
 from .summary import summarize
 
 ModeChoice = Literal["auto", "host", "device"]
@@ -167,8 +168,10 @@ def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     groups = select_regions(events, index, region, str(path))
     kind = device_kind_of(doc, events)
+    memory = records_from_chrome(doc)
     regions = tuple(
-        _region_report(name, nodes, chosen, index, kind, path.name) for name, nodes in groups
+        _region_report(name, nodes, chosen, index, kind, path.name, memory)
+        for name, nodes in groups
     )
     return TraceReport(str(path), chosen, kind, regions)
 
@@ -237,9 +240,21 @@ def region_rounds(
 
 
 def _region_report(
-    name: str, nodes: list[Event], mode: Mode, index: TraceIndex, kind: str, test_id: str
+    name: str,
+    nodes: list[Event],
+    mode: Mode,
+    index: TraceIndex,
+    kind: str,
+    test_id: str,
+    memory: Sequence[MemoryRecord] = (),
 ) -> RegionReport:
     rounds = region_rounds(name, nodes, mode, index)
+    if memory:
+        # Recorded with profile_memory=True: the accelerator's memory where the trace has
+        # its records, else the host's (trace/memory.py).
+        device = next((r.device for r in memory if r.device != "cpu"), "cpu")
+        for node, r in zip(nodes, rounds, strict=True):
+            r.memory = node_memory(node, index, memory, device)
     measurement = summarize(
         rounds,
         test_id=test_id,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -89,9 +90,9 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     )
 
 
-def memory_of(pytester: pytest.Pytester, report: Path) -> dict[str, dict[str, object]]:
+def memory_of(pytester: pytest.Pytester, report: Path) -> dict[str, Any]:
     doc = json.loads((pytester.path / report).read_text())
-    out: dict[str, dict[str, object]] = {}
+    out: dict[str, Any] = {}
     for record in doc["measurements"]:
         m = record["measurement"]
         out[f"{m['test_id'].split('::')[-1]}/{m['region']}"] = m.get("memory")
@@ -195,3 +196,51 @@ def test_a_bad_memory_limit_is_a_usage_error(pytester: pytest.Pytester) -> None:
         ["*test_it: neuron_budget max_peak_memory: expected a size such as*got '12 parsecs'"]
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_reports_carry_memory_and_the_html_draws_its_step_line(
+    project: pytest.Pytester, tmp_path: Path
+) -> None:
+    """Markdown, JUnit and HTML from one run; the HTML's step line checked in a browser."""
+    result = run(
+        project,
+        "--neuron-profile",
+        "--neuron-profile-memory=on",
+        "--neuron-profile-markdown=r.md",
+        "--neuron-profile-html=r.html",
+        "--junitxml=r.xml",
+        "-k",
+        "test_work",
+    )
+    result.assert_outcomes(passed=1)
+    md = (project.path / "r.md").read_text()
+    assert "| peak memory |" in md and "| 4.0 MiB |" in md
+    xml = (project.path / "r.xml").read_text()
+    assert f'name="neuronperf.work.peak_bytes" value="{MIB4}"' in xml
+    assert 'name="neuronperf.work.retained_bytes" value="0"' in xml
+    page = project.path / "r.html"
+    text = page.read_text()
+    assert "memory (cpu, from the profiler&#x27;s memory records): peak 4.0 MiB" in text
+    browser_checks(page, tmp_path)
+
+
+def browser_checks(page: Path, tmp_path: Path) -> None:
+    from chromium import colour_near, executable, look
+
+    from pytest_neuronperf.reports.charts import memory as memory_chart
+
+    if executable() is None:
+        pytest.skip("chromium is not installed (.ci/run installs it)")
+    seen, placed, img = look(page, tmp_path, "svg, polyline.memory-steps, line.memory-peak")
+    assert seen.scroll_width <= seen.client_width
+    [line] = placed.of("memory-steps")
+    [peak] = placed.of("memory-peak")
+    # The line reaches the peak rule, and is drawn in its colour along each flat stretch.
+    top = min(y for _, y in line["points"])
+    assert abs(top - peak["points"][0][1]) < 1.0
+    pts = line["points"]
+    flats = [(a, b) for a, b in zip(pts, pts[1:], strict=False) if abs(a[1] - b[1]) < 0.5]
+    assert flats
+    for (x1, y1), (x2, _) in flats:
+        if x2 - x1 > 6:
+            assert colour_near(img, (x1 + x2) / 2, y1, memory_chart.LINE), (x1, x2, y1)
