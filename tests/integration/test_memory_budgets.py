@@ -6,6 +6,7 @@ Every expected figure is computed here from tensor sizes: ``N`` float32 elements
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -239,7 +240,7 @@ def browser_checks(page: Path, tmp_path: Path) -> None:
     top = min(y for _, y in line["points"])
     assert abs(top - peak["points"][0][1]) < 1.0
     pts = line["points"]
-    flats = [(a, b) for a, b in zip(pts, pts[1:], strict=False) if abs(a[1] - b[1]) < 0.5]
+    flats = [(a, b) for a, b in itertools.pairwise(pts) if abs(a[1] - b[1]) < 0.5]
     assert flats
     for (x1, y1), (x2, _) in flats:
         if x2 - x1 > 6:

@@ -103,9 +103,8 @@ def test_freeing_before_allocating_again_does_not_add() -> None:
 
 
 def test_a_profile_without_memory_has_no_figure_rather_than_zero() -> None:
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        with record_function("neuronperf#0.0 r"):
-            mul_add()
+    with profile(activities=[ProfilerActivity.CPU]) as prof, record_function("neuronperf#0.0 r"):
+        mul_add()
     assert CpuBackend().memory_records(prof) is None
     backend = CpuBackend()
     [result] = analyze_markers(backend.collect(prof), markers(1), "host", None)
