@@ -78,6 +78,7 @@ def memory_breaches(m: Measurement, max_peak: int | None, max_retained: int | No
 # please: a device figure regresses past this share of its baseline (docs/memory.md).
 DEVICE_TOLERANCE = 0.01
 _PREFIX = "neuronperf baseline"
+_KEEP = ": improved, run --neuron-profile-update to keep it"
 
 
 def op_bytes_diff(before: dict[str, int], after: dict[str, int]) -> str:
@@ -114,5 +115,5 @@ def compare_memory(then: Memory | None, m: Measurement) -> tuple[list[str], list
         if a > b + abs(b) * slack:
             fails.append(sentence)
         elif a < b - abs(b) * slack:
-            gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
+            gains.append(sentence + _KEEP)
     return fails, gains, []
