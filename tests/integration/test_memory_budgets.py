@@ -245,3 +245,30 @@ def browser_checks(page: Path, tmp_path: Path) -> None:
     for (x1, y1), (x2, _) in flats:
         if x2 - x1 > 6:
             assert colour_near(img, (x1 + x2) / 2, y1, memory_chart.LINE), (x1, x2, y1)
+
+
+def test_compare_and_history_carry_peak_memory_and_the_json_validates(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import jsonschema
+
+    from pytest_neuronperf.cli.main import main
+    from pytest_neuronperf.reports.json import schema
+
+    args = ("--neuron-profile", "--neuron-profile-memory=on", "-k", "test_work")
+    run(project, *args, "--neuron-profile-json=base.json").assert_outcomes(passed=1)
+    monkeypatch.setenv("NP_EXTRA", "1")
+    run(project, *args, "--neuron-profile-json=new.json").assert_outcomes(passed=1)
+    base, new = project.path / "base.json", project.path / "new.json"
+    jsonschema.validate(json.loads(new.read_text()), schema())
+    capsys.readouterr()
+    assert main(["compare", str(base), str(new), "--fail-on", "regressed"]) == 1
+    out = capsys.readouterr().out
+    peak = 2 * MIB4
+    assert f"4.0 MiB → {peak / (1 << 20):.1f} MiB" in out  # the peak memory column
+    assert "peak 8.0 MiB, baseline 4.0 MiB (+ aten::mul 4.0 MiB)" in out
+    page = project.path / "history.html"
+    assert main(["history", str(base), str(new), "-o", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "peak memory" in out and "4.0 MiB → 8.0 MiB" in out
+    assert "<th>peak memory</th>" in page.read_text()
