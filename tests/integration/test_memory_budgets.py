@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 import torch
+from chromium import colour_near, look, skip_without
+
+from pytest_neuronperf.reports.charts import memory as memory_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -199,10 +202,8 @@ def test_a_bad_memory_limit_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-def test_reports_carry_memory_and_the_html_draws_its_step_line(
-    project: pytest.Pytester, tmp_path: Path
-) -> None:
-    """Markdown, JUnit and HTML from one run; the HTML's step line checked in a browser."""
+def report_run(project: pytest.Pytester) -> Path:
+    """Markdown, JUnit and HTML of one run with memory profiled; the HTML page."""
     result = run(
         project,
         "--neuron-profile",
@@ -214,24 +215,30 @@ def test_reports_carry_memory_and_the_html_draws_its_step_line(
         "test_work",
     )
     result.assert_outcomes(passed=1)
+    return project.path / "r.html"
+
+
+def test_reports_carry_memory(project: pytest.Pytester) -> None:
+    page = report_run(project)
     md = (project.path / "r.md").read_text()
     assert "| peak memory |" in md and "| 4.0 MiB |" in md
     xml = (project.path / "r.xml").read_text()
     assert f'name="neuronperf.work.peak_bytes" value="{MIB4}"' in xml
     assert 'name="neuronperf.work.retained_bytes" value="0"' in xml
-    page = project.path / "r.html"
     text = page.read_text()
     assert "memory (cpu, from the profiler&#x27;s memory records): peak 4.0 MiB" in text
-    browser_checks(page, tmp_path)
+    assert 'class="memory-steps"' in text
+
+
+@pytest.mark.slow
+@skip_without
+def test_the_html_step_line_is_drawn_in_a_real_browser(
+    project: pytest.Pytester, tmp_path: Path
+) -> None:
+    browser_checks(report_run(project), tmp_path)
 
 
 def browser_checks(page: Path, tmp_path: Path) -> None:
-    from chromium import colour_near, executable, look
-
-    from pytest_neuronperf.reports.charts import memory as memory_chart
-
-    if executable() is None:
-        pytest.skip("chromium is not installed (.ci/run installs it)")
     seen, placed, img = look(page, tmp_path, "svg, polyline.memory-steps, line.memory-peak")
     assert seen.scroll_width <= seen.client_width
     [line] = placed.of("memory-steps")
