@@ -16,6 +16,7 @@ from typing import Any
 
 from ..backends import Backend, Window
 from ..backends.memory import AllocatorFigures, MemoryProbe
+from .group import profiler_kwargs
 from .progress import Writer, phase
 from .reference import Reference
 from .settle import page_faults, settle
@@ -67,7 +68,9 @@ def profile_rounds(
     with (
         phase(progress, f"{what} profiling {len(markers)} rounds"),
         profile(
-            activities=backend.activities(), profile_memory=memory, **backend.profiler_kwargs()
+            activities=backend.activities(),
+            profile_memory=memory,
+            **{**backend.profiler_kwargs(), **profiler_kwargs()},
         ) as prof,
     ):
         # A fresh profiler's first rounds run slower: an unanalysed prime round absorbs
