@@ -6,6 +6,7 @@ cross process boundaries (xdist workers) and land in files (baselines, reports).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, get_args, get_type_hints
@@ -47,9 +48,83 @@ class OpRow(Coded):
     kernels: float = 0.0
 
 
+@dataclass(frozen=True)
+class Collective(Coded):
+    """One collective name in a region's round: calls, the input messages' bytes summed,
+    the process group's size (0: unknown), and where the bytes came from ("message":
+    the trace's message sizes and dtype; "shapes": the call's input shapes; "": unknown,
+    bytes 0)."""
+
+    calls: int
+    bytes: int = 0
+    group_size: int = 0
+    bytes_from: str = ""
+
+
+@dataclass(frozen=True)
+class CommTime(Coded):
+    """Communication kernels of a region per round: most kernels in a round, their summed
+    and busy time, the compute's busy time beside it, and the exposed communication (the
+    time communication ran and no compute did)."""
+
+    kernels: int
+    kernel_us: Stats
+    busy_us: Stats
+    compute_us: Stats
+    exposed_us: Stats
+
+
+@dataclass(frozen=True)
+class RankFigures(Coded):
+    """One rank's figures of a distributed region, for the per-rank view."""
+
+    rank: int
+    ops: int
+    collectives: int
+    comm_bytes: int
+    device_us: float
+    host_us: float
+    # Device time split: compute, and communication nothing else overlapped (devices: the
+    # exposed communication kernels; CPU: the collectives' ops, waiting for peers included).
+    compute_us: float = 0.0
+    comm_us: float = 0.0
+    # Slowest rank beyond the tolerance of the median rank (gate/collectives.py).
+    straggler: bool = field(default=False, metadata=rule(omit=False))
+
+
 # Reference workloads and figures in their units divide or multiply times: a zero or
 # negative one is damage, never a measurement.
 _POSITIVE = rule(minimum=0.0, exclusive=True, nonempty=True)
+
+
+# Retained bytes are negative for a region that frees more than it allocates.
+_SIGNED = rule(minimum=-math.inf)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Memory(Coded):
+    """A region's memory, in bytes, from the worst round (the highest peak): the highest
+    level allocated above the region's start, all it allocated, and what it left allocated
+    at its end (a leak or a cache). ``op_bytes``: bytes each top-level op allocated, with
+    allocations under no op in a row of their own. ``source`` says what it rests on:
+    ``profiler`` (memory records, exact on CPU) or ``allocator`` (the device's counters)."""
+
+    peak_bytes: int
+    allocated_bytes: int
+    retained_bytes: int = field(metadata=_SIGNED)
+    op_bytes: dict[str, int] = field(default_factory=dict)
+    source: str = "profiler"
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class MemoryStep(Coded):
+    """One stretch of a region's memory timeline: an op (or the time between ops), the
+    highest level reached in it and the level at its end, above the region's start."""
+
+    op: str
+    high: int = field(metadata=_SIGNED)
+    end: int = field(metadata=_SIGNED)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +155,14 @@ class Figures(Coded):
     # the cpu gate calls a regression only when both agree (compare.py).
     dispatch_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
     host_relative_dispatch: Stats | None = field(default=None, metadata=_POSITIVE)
+    # Peak, allocated and retained bytes (trace/memory.py); None when memory was not
+    # profiled, so files written before it existed still load.
+    memory: Memory | None = field(default=None, metadata=rule(omit=None))
+    # Distributed regions (trace/collectives.py): per collective name, the worst round's
+    # calls and bytes, compared exactly; and the process group's size (0: none), so that an
+    # entry from before collectives were counted is told from one that made none.
+    collectives: dict[str, Collective] = field(default_factory=dict, metadata=rule(omit={}))
+    world_size: int = field(default=0, metadata=rule(omit=0))
 
     def figures(self) -> dict[str, Any]:
         """The shared figures as keyword arguments, dicts copied: ``Entry(**m.figures())``."""
@@ -147,6 +230,15 @@ class Measurement(Figures):
     # Sentences about how the host time was taken that a reader should see beside it: calls
     # quantised at the scheduler tick (measure/tick.py).
     host_notes: tuple[str, ...] = ()
+    # Memory over the region's ops, one step per op (the HTML step line); and why a region
+    # whose memory was asked for has no figure ("" when it has one or none was asked).
+    memory_steps: tuple[MemoryStep, ...] = field(default=(), metadata=rule(omit=()))
+    memory_note: str = field(default="", metadata=rule(omit=""))
+    # Distributed regions: communication kernels' time beside compute (device backends),
+    # the rank these figures are from and every rank's summary (measure/distributed.py).
+    comm: CommTime | None = field(default=None, metadata=rule(omit=None))
+    rank: int | None = field(default=None, metadata=rule(omit=None))
+    ranks: tuple[RankFigures, ...] = field(default=(), metadata=rule(omit=()))
 
     @property
     def roofline(self) -> Roofline | None:

@@ -13,6 +13,8 @@ from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 from ..trace.summary import op_diff_text
+from .collectives import compare_collectives
+from .memory import compare_memory
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
@@ -127,7 +129,12 @@ def compare(
     window = _recorded_otherwise(entry, m, WINDOW_KEY)
     found = _Findings()
     _judge_counts(entry, m, found)
+    comms = compare_collectives(entry.collectives, entry.world_size, m)
+    found.fails.extend(comms.fails)
+    found.gains.extend(comms.gains)
+    found.notes.extend(comms.notes)
     _judge_work(entry, m, found)
+    _judge_memory(entry, m, found)
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     # Another torch may run the reference itself faster or slower: raw times then.
     by_reference = use_reference and then_torch == now_torch
@@ -137,7 +144,9 @@ def compare(
         found.notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if window and (compare_host or host_timed):
         found.notes.append(NOT_COMPARABLE_NOTE + f"host time {window}")
-    status = _status(entry, m, found, unjudged_gate=bool(window) and host_timed)
+    status = _status(
+        entry, m, found, unjudged_gate=bool(window) and host_timed, comms_changed=comms.changed
+    )
     return Comparison(
         status,
         tuple(found.fails),
@@ -226,18 +235,31 @@ def _judge_times(
 
 
 def _status(
-    entry: Entry, m: Measurement, found: _Findings, *, unjudged_gate: bool
+    entry: Entry,
+    m: Measurement,
+    found: _Findings,
+    *,
+    unjudged_gate: bool,
+    comms_changed: bool = False,
 ) -> BaselineStatus:
     if found.fails:
         return BaselineStatus.REGRESSED
     if found.gains:
         return BaselineStatus.IMPROVED
-    if m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
+    if m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts or comms_changed:
         return BaselineStatus.CHANGED
     if unjudged_gate:
         # Counts held, and the time the verdict rests on could not be judged.
         return NOT_COMPARABLE
     return BaselineStatus.SAME
+
+
+def _judge_memory(entry: Entry, m: Measurement, found: _Findings) -> None:
+    """Peak and retained bytes: exact on CPU, like the counts (gate/memory.py)."""
+    fails, gains, notes = compare_memory(entry.memory, m)
+    found.fails += fails
+    found.gains += gains
+    found.notes += notes
 
 
 def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
@@ -247,6 +269,8 @@ def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
         or entry.rounds != m.rounds
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
         or (m.work is not None and entry.flops is None)
+        # Memory profiled now: the entry keeps it (and later runs profile it).
+        or (m.memory is not None and entry.memory != m.memory)
         # Likewise an entry from before the window gains the figures the cpu gate judges.
         or (m.host_relative is not None and entry.host_relative is None)
         or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)

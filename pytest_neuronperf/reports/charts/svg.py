@@ -25,6 +25,8 @@ FAINT = "#9ca3af"  # the baseline
 SLATE = "#475569"  # op counts
 BETTER = "#15803d"
 WORSE = "#dc2626"
+VIOLET = "#7c3aed"  # memory
+AMBER = "#f59e0b"  # communication
 
 
 def attrs(**kv: object) -> str:
