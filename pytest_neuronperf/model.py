@@ -6,7 +6,6 @@ cross process boundaries (xdist workers) and land in files (baselines, reports).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, get_args, get_type_hints
@@ -218,10 +217,6 @@ class Measurement(Figures):
     @property
     def consistent(self) -> bool:
         return not self.round_variants
-
-    @property
-    def op_sequence(self) -> Counter[str]:
-        return Counter(self.op_counts)
 
 
 @dataclass(frozen=True)
