@@ -12,6 +12,7 @@ and raises one sentence naming the rank. docs/distributed.md.
 from __future__ import annotations
 
 import os
+import pickle
 import queue
 import socket
 import time
@@ -109,8 +110,14 @@ def run_ranks(job: RankJob) -> list[Measurement]:
         for rank in range(job.world_size)
     ]
     try:
-        for p in procs:
-            p.start()
+        try:
+            for p in procs:
+                p.start()
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            raise MeasureError(
+                f"neuron_profile.distributed({job.name!r}): the callable and its arguments "
+                f"must pickle to reach the ranks (a module-level function): {exc}"
+            ) from None
         got = _wait(procs, answers, job)
     finally:
         _stop(procs)
@@ -152,7 +159,8 @@ def _wait(procs: list[Any], answers: Any, job: RankJob) -> dict[int, dict[str, A
 
 
 def _stop(procs: list[Any]) -> None:
-    """Terminate what still runs, then kill what ignored it; reap every process."""
+    """Terminate what still runs, then kill what ignored it; reap every process started."""
+    procs = [p for p in procs if p.pid is not None]
     for p in procs:
         if p.is_alive():
             p.terminate()

@@ -165,6 +165,12 @@ def test_already_initialised(neuron_profile, tmp_path):
         dist.destroy_process_group()
     print("LINE:", str(info.value))
 
+def test_not_picklable(neuron_profile):
+    with pytest.raises(MeasureError) as info:
+        neuron_profile.distributed(lambda x: x + 1, torch.ones(4), world_size=2)
+    print("LINE:", str(info.value))
+    assert multiprocessing.active_children() == []
+
 def test_uninitialised_under_torchrun(neuron_profile, monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "2")
@@ -179,7 +185,7 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "-s", "--neuron-profile", "--neuron-profile-update"
     )
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=5, failed=1)
     out = result.stdout.str()
     assert (
         "MeasureError: neuron_profile.distributed('crash'): rank 1 of 2 failed: "
@@ -192,6 +198,10 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
     ) in out
     assert "is more than this machine allows for gloo" in out
     assert "LINE: neuron_profile.distributed: torch.distributed is already initialised" in out
+    assert (
+        "LINE: neuron_profile.distributed('test_not_picklable.<locals>.<lambda>'): the "
+        "callable and its arguments must pickle to reach the ranks (a module-level function): "
+    ) in out
     assert (
         "LINE: neuron_profile('add'): torchrun started 2 ranks but torch.distributed is not "
         "initialised in this one"
