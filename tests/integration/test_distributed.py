@@ -165,6 +165,11 @@ def test_already_initialised(neuron_profile, tmp_path):
         dist.destroy_process_group()
     print("LINE:", str(info.value))
 
+def test_neuron_backend(neuron_profile):
+    with pytest.raises(MeasureError) as info:
+        neuron_profile.distributed(add, torch.ones(4), backend="neuron")
+    print("LINE:", str(info.value))
+
 def test_not_picklable(neuron_profile):
     with pytest.raises(MeasureError) as info:
         neuron_profile.distributed(lambda x: x + 1, torch.ones(4), world_size=2)
@@ -185,7 +190,7 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "-s", "--neuron-profile", "--neuron-profile-update"
     )
-    result.assert_outcomes(passed=5, failed=1)
+    result.assert_outcomes(passed=6, failed=1)
     out = result.stdout.str()
     assert (
         "MeasureError: neuron_profile.distributed('crash'): rank 1 of 2 failed: "
@@ -197,6 +202,10 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
         "timeout= if the region is that slow"
     ) in out
     assert "is more than this machine allows for gloo" in out
+    assert (
+        "LINE: neuron_profile.distributed: backend='neuron': torch-neuronx is not installed, "
+        "and the Neuron process group comes with it; use gloo"
+    ) in out
     assert "LINE: neuron_profile.distributed: torch.distributed is already initialised" in out
     assert (
         "LINE: neuron_profile.distributed('test_not_picklable.<locals>.<lambda>'): the "
