@@ -77,8 +77,15 @@ def test_tensor_parallel_region_budgets_baseline_and_diff(
         _rank_view_is_drawn(project.path / "report.html", project.path)
 
     monkeypatch.setenv("NP_EDIT", "gather")
-    gather = project.runpytest("-p", "no:cacheprovider", "--neuron-profile")
+    gather = project.runpytest(
+        "-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-json=r.json",
+        "--neuron-profile-markdown=r.md", "--neuron-profile-html=r.html", "--junitxml=j.xml",
+    )  # fmt: skip
     gather.assert_outcomes(failed=1)
+    # Every report carries the diff (JUnit and JSON as the record's JSON).
+    for name in ("r.json", "r.md", "r.html", "j.xml"):
+        text = (project.path / name).read_text(encoding="utf-8")
+        assert "made 2 collectives, baseline 1 (+ all_gather" in text, name
     # Every rank made the same calls: the one named is the slower of the two.
     out = re.sub(r"\(rank [01] of 2\)", "(rank R of 2)", gather.stdout.str())
     assert (
