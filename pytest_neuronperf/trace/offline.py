@@ -28,6 +28,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+
 from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
@@ -93,7 +95,7 @@ def load_trace(path: Path) -> Any:
     if not data.strip():
         raise TraceError(f"{name}: empty file")
     try:
-        return json.loads(data)
+        return decode_json(data)
     except UnicodeDecodeError:
         raise TraceError(f"{name}: not a JSON text file (binary content)") from None
     except json.JSONDecodeError as exc:
@@ -108,6 +110,17 @@ def load_trace(path: Path) -> Any:
         raise TraceError(f"{name}: JSON nested too deeply to be a chrome trace") from None
     except ValueError as exc:  # an integer beyond Python's 4,300-digit conversion limit
         raise TraceError(f"{name}: holds a number no profiler writes: {exc}") from None
+
+
+def decode_json(data: bytes) -> Any:
+    """``json.loads(data)``, by orjson where it can: the same objects in about half the
+    time. What orjson refuses (NaN literals, integers past 64 bits, bad bytes) goes to
+    json, which reads the first two as before and words the errors as before."""
+    with gc_paused():
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return json.loads(data)
 
 
 def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
