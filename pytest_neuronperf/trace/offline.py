@@ -159,6 +159,29 @@ def report_trace(path: Path, region: str | None = None, mode: ModeChoice = "auto
 
 def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
     doc = load_trace(path)
+    trace = prepare(doc, path, mode)
+    del doc  # the parsed JSON is the largest thing alive: gone before the analysis
+    groups = select_regions(trace.events, trace.index, region, str(path))
+    regions = tuple(
+        _region_report(name, nodes, trace.mode, trace.index, trace.device_kind, path.name)
+        for name, nodes in groups
+    )
+    return TraceReport(str(path), trace.mode, trace.device_kind, regions)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A parsed trace as events, indexed, with the mode it is analysed in."""
+
+    events: list[Event]
+    index: TraceIndex
+    mode: Mode
+    device_kind: str
+
+
+def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
+    """Events, index, mode and device kind of a parsed trace; TraceError (one line) when
+    it has no events or none for the mode asked."""
     events = events_from_chrome(doc, source=str(path))
     if not events:
         raise TraceError(f"{path}: no profiler events (no cpu_op, annotation or kernel events)")
@@ -178,12 +201,7 @@ def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
         raise TraceError(f"{path}: {why}; use --mode host to analyse the host side")
     if chosen == "host" and not index.roots:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
-    groups = select_regions(events, index, region, str(path))
-    kind = device_kind_of(doc, events)
-    regions = tuple(
-        _region_report(name, nodes, chosen, index, kind, path.name) for name, nodes in groups
-    )
-    return TraceReport(str(path), chosen, kind, regions)
+    return Prepared(events, index, chosen, device_kind_of(doc, events))
 
 
 def select_regions(
