@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..model import Measurement, Record, Status
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
+from ..trace.memory import check_fits
 from ..trace.offline import ModeChoice, TraceReport, report_trace
 from ..trace.ranks import JobReport, report_ranks
 
@@ -29,6 +30,8 @@ def run(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> i
     if path.is_dir():
         return _run_ranks(path, region=region, mode=mode, as_json=as_json)
     try:
+        if path.is_file():
+            check_fits(path)
         report = report_trace(path, region=region, mode=mode)
     except TraceError as exc:
         print(f"neuronperf: error: {exc}", file=sys.stderr)
@@ -140,6 +143,6 @@ def render_ranks(job: JobReport) -> str:
             )
     lines.append(
         f"slowest rank: {slowest} ({job.slowest.device_us:,.1f} device µs over "
-        f"{len(job.slowest.steps)} steps, {job.over_median:+.1%} over the median rank)"
+        f"{len(job.slowest.steps)} steps, {job.over_median:+.1%} over the others' median)"
     )
     return "\n".join(lines)

@@ -3,10 +3,10 @@ rank) -> one row per rank and step with its device time, and the slowest rank.
 
 Traces are read in parallel, one per process, each process reading one file and then
 exiting (``max_tasks_per_child=1``: the memory a parsed trace leaves behind goes with it).
-Memory is bounded by the number of processes: each needs about ``MEMORY_FACTOR`` times
-its file's (uncompressed) size at its peak (measured: benchmarks/RESULTS.md), and only as
-many run at once as fit in the memory available. A file that alone would not fit is
-refused before any is read, with how to make it smaller.
+Memory is bounded by the number of processes: each needs about memory.MEMORY_FACTOR
+times its file's (uncompressed) size at its peak, and only as many run at once as fit in
+the memory available. A file that alone would not fit is refused before any is read, with
+how to make it smaller.
 """
 
 from __future__ import annotations
@@ -14,19 +14,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import statistics
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .events import TraceError
+from .memory import MEMORY_SHARE, available_bytes, workers_for
 from .offline import ModeChoice, load_trace, prepare, region_rounds, select_regions
 
-# Peak resident memory of reading one trace, as a multiple of its uncompressed size.
-MEMORY_FACTOR = 6.0
-# The share of the available memory the readers may take together.
-MEMORY_SHARE = 0.8
 _TRACE_SUFFIXES = (".json", ".json.gz")
 
 
@@ -60,8 +56,10 @@ class JobReport:
 
     @property
     def over_median(self) -> float:
-        """How much more device time the slowest rank took than the median rank (0.1: 10%)."""
-        median = statistics.median(r.device_us for r in self.ranks)
+        """How much more device time the slowest rank took than the median of the other
+        ranks (0.1: 10%); 0 for a single rank."""
+        others = [r.device_us for r in self.ranks if r is not self.slowest]
+        median = statistics.median(others) if others else 0.0
         return self.slowest.device_us / median - 1 if median > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,8 +90,8 @@ def trace_files(directory: Path) -> list[Path]:
     )
     if not found:
         raise TraceError(
-            f"{directory}: no trace files (*.json, *.json.gz) in the folder; give the folder "
-            "tensorboard_trace_handler wrote"
+            f"{directory}: is a directory with no trace files (*.json, *.json.gz); give a "
+            "trace file, or the folder tensorboard_trace_handler wrote"
         )
     return found
 
@@ -118,43 +116,6 @@ def read_rank(path: Path, mode: ModeChoice = "auto") -> RankTrace:
             step = node.name if node.name != region else f"{region} #{i}"
             rows.append(StepRow(step, r.device_us, r.wall_us))
     return RankTrace(rank, str(path), trace.mode, tuple(rows))
-
-
-def needed_bytes(path: Path) -> int:
-    """About what reading ``path`` takes at its peak: its uncompressed size (a gzip's
-    trailer holds it, modulo 4 GiB) times MEMORY_FACTOR."""
-    size = path.stat().st_size
-    if path.name.endswith(".gz") and size >= 4:
-        with path.open("rb") as f:
-            f.seek(-4, os.SEEK_END)
-            size = max(size, int.from_bytes(f.read(4), "little"))
-    return int(size * MEMORY_FACTOR)
-
-
-def available_bytes() -> int:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-
-
-def workers_for(files: Sequence[Path], budget: int, cpus: int) -> int:
-    """How many readers fit: never more than CPUs or files, at least one; TraceError when
-    the largest file alone does not fit in ``budget``."""
-    largest = max(files, key=needed_bytes)
-    need = needed_bytes(largest)
-    if need > budget:
-        raise TraceError(
-            f"{largest}: too large to read here (needs about {need / 2**30:.1f} GiB, "
-            f"{budget / 2**30:.1f} GiB available); record fewer steps "
-            "(torch.profiler.schedule(active=...)) or fewer threads of detail "
-            "(record_shapes=False, with_stack=False)"
-        )
-    return max(1, min(cpus, len(files), budget // max(need, 1)))
 
 
 def report_ranks(

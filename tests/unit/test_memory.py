@@ -1,4 +1,4 @@
-"""trace/ranks.py: how many rank traces are read at once, and the file refused as too
+"""trace/memory.py: how many rank traces are read at once, and the file refused as too
 large, at the boundary of the memory given."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_neuronperf.trace.events import TraceError
-from pytest_neuronperf.trace.ranks import MEMORY_FACTOR, needed_bytes, workers_for
+from pytest_neuronperf.trace.memory import MEMORY_FACTOR, needed_bytes, workers_for
 
 
 def test_a_gzip_trace_needs_its_uncompressed_size_times_the_factor(tmp_path: Path) -> None:
@@ -34,3 +34,14 @@ def test_readers_fit_the_budget_and_a_file_that_alone_does_not_is_refused(tmp_pa
     assert workers_for(files, 100 * need, cpus=8) == 4  # nor than the files
     with pytest.raises(TraceError, match=r"r0\.json: too large to read here .*record fewer steps"):
         workers_for(files, need - 1, cpus=8)
+
+
+def test_a_misnamed_or_damaged_gzip_is_counted_by_its_own_size(tmp_path: Path) -> None:
+    # Its last four bytes are no size: "}}}}" would read as 2.1 GB.
+    fake = tmp_path / "t.json.gz"
+    fake.write_bytes(b'{"traceEvents": []}' + b"}" * 20)
+    assert needed_bytes(fake) == int(fake.stat().st_size * MEMORY_FACTOR)
+    # A gzip cut short: its trailer is deflate data, believed at most to deflate's ratio.
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(gzip.compress(b"x" * 100_000)[:40])
+    assert needed_bytes(cut) <= 40 * 1032 * MEMORY_FACTOR
