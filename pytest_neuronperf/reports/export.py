@@ -65,10 +65,10 @@ def metrics(record: Record) -> Iterator[Metric]:
             yield Metric(measure, stats.median, quantile(s, 0.25), quantile(s, 0.75), stats.n)
     yield Metric("ops", float(m.ops))
     yield Metric("kernels", float(m.kernels))
-    yield from _optional(m.to_dict())
+    yield from optional_metrics(m.to_dict())
 
 
-def _optional(d: Mapping[str, Any]) -> Iterator[Metric]:
+def optional_metrics(d: Mapping[str, Any]) -> Iterator[Metric]:
     """Peak memory and collectives (issues 28 and 27), read from the measurement's fields
     when it has them: ``peak_bytes``, ``retained_bytes``, and ``collectives`` as a mapping of
     collective name -> {calls, bytes}."""
