@@ -46,6 +46,8 @@ def _error(text: str) -> int:
 
 def _kind_of(path: Path) -> tuple[str, Any]:
     """('report' | 'baselines', parsed document); MergeError for anything else."""
+    if path.exists() and not path.is_file():
+        raise MergeError(f"{path}: not a regular file; give the shards' report or baseline files")
     try:
         doc = json.loads(path.read_bytes())
     except FileNotFoundError:

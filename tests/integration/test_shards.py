@@ -262,6 +262,8 @@ def test_merge_bad_input_is_one_line_exit_2_and_writes_nothing(
         ([baseline, _edited(baseline, root / "b4.json", _gpu_baselines)], "device kinds"),
         ([report, trace], "neither a pytest-neuronperf report nor a baseline file"),
         ([report, baseline], "mix JSON reports and baseline files"),
+        ([report, root / "dir"], "not a regular file"),
+        ([report, root / "missing.json"], "no such file"),
     ]
     for n, (args, words) in enumerate(cases):
         out = root / f"out{n}.json"
