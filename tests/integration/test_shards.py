@@ -236,7 +236,7 @@ def test_merge_bad_input_is_one_line_exit_2_and_writes_nothing(
     kind, the same report twice (every region in two shards), a baseline file whose relu
     entry has its device samples scaled by 1.1 (the test measured in two shards; with --base
     a file whose samples were scaled by 0.9, so both shards changed it), a baseline
-    file of another device kind, and a trace given as a shard."""
+    file of another device kind, a trace given as a shard, a directory, a missing file."""
     pytester.makepyfile(test_a=MODULES["test_a"])
     _update(pytester, "dir", "shard.json")
     root = pytester.path
