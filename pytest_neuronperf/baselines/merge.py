@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import NeuronPerfError
 from .entry import Entry
 from .store import Baselines, Key
 
 
-class MergeError(ValueError):
+class MergeError(NeuronPerfError, ValueError):
     """Shards that cannot be merged; the message names the files and what to do."""
 
 
