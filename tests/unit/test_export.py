@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
-from pytest_neuronperf.reports.export import MEASURES, optional_metrics
+from pytest_neuronperf.model import Collective, Measurement, Record
+from pytest_neuronperf.reports.export import MEASURES, metrics, optional_metrics
+from pytest_neuronperf.stats import Stats
 
 
 def test_memory_and_collectives_become_their_measures() -> None:
@@ -35,3 +37,27 @@ def test_absent_or_non_numeric_fields_give_no_measure() -> None:
     assert list(optional_metrics({})) == []
     assert list(optional_metrics({"peak_bytes": None, "retained_bytes": True})) == []
     assert list(optional_metrics({"peak_bytes": math.nan, "collectives": {}})) == []
+
+
+def test_a_measurements_collectives_are_exported_from_its_own_fields() -> None:
+    """Through Measurement.to_dict, as the model (issue 27) writes them."""
+    m = Measurement(
+        test_id="t.py::t",
+        region="mlp",
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=3,
+        kernels=3,
+        device_us=Stats.of([10.0, 12.0, 11.0]),
+        host_us=Stats.of([20.0, 22.0, 21.0]),
+        rounds=3,
+        collectives={
+            "all_reduce": Collective(2, 2048, 2, "shapes"),
+            "all_gather": Collective(1, 512, 2, "shapes"),
+        },
+        world_size=2,
+    )
+    got = {x.measure: x.value for x in metrics(Record(m))}
+    assert got["collective-calls"] == 3 and got["collective-bytes"] == 2560
+    assert got["device-time-us"] == 11.0 and got["ops"] == 3
+    assert "peak-memory-bytes" not in got
