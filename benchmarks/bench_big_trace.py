@@ -8,7 +8,7 @@ is the child's ``ru_maxrss``. Run:
     python benchmarks/bench_big_trace.py [--mb 1100] [--source TRACE] [--keep PATH]
 
 Prints the file's size, the wall time, the peak RSS and RSS / size, which
-trace/memory.py's MEMORY_FACTOR must stay above, and the machine's load average.
+trace/footprint.py's MEMORY_FACTOR must stay above, and the machine's load average.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_neuronperf.trace.memory import MEMORY_FACTOR
+from pytest_neuronperf.trace.footprint import MEMORY_FACTOR
 
 DEFAULT_SOURCE = (
     Path(__file__).resolve().parent.parent
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"command: neuronperf report {path.name}  exit {done.returncode}")
     print(done.stdout.splitlines()[0] if done.stdout else done.stderr.strip())
     print(f"wall: {wall:.1f} s   peak RSS: {peak / 1e9:.2f} GB = {peak / size:.2f}x the file")
-    print(f"MEMORY_FACTOR (trace/memory.py): {MEMORY_FACTOR:g}x")
+    print(f"MEMORY_FACTOR (trace/footprint.py): {MEMORY_FACTOR:g}x")
     print(f"load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs")
     return done.returncode
 

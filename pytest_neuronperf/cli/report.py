@@ -11,7 +11,7 @@ from ..model import Measurement, Record, Status
 from ..reports.collectives import collective_lines
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
-from ..trace.memory import check_fits
+from ..trace.footprint import check_fits
 from ..trace.offline import ModeChoice, TraceReport, report_trace
 from ..trace.ranks import JobReport, report_ranks
 
@@ -66,7 +66,8 @@ def _detail(m: Measurement) -> list[str]:
         lines += [f"  {n:>4} × {short_kernel_name(name)}" for name, n in top[:_KERNELS_SHOWN]]
         if len(top) > _KERNELS_SHOWN:
             lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
-    lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
+    shown = ("ops varied", "launch gap", "device busy", "memory")
+    lines += [line for line in rest if line.startswith(shown)]
     lines += collective_lines(m)
     return lines
 

@@ -69,13 +69,17 @@ def metrics(record: Record) -> Iterator[Metric]:
 
 
 def optional_metrics(d: Mapping[str, Any]) -> Iterator[Metric]:
-    """Peak memory and collectives (issues 28 and 27), read from the measurement's fields
-    when it has them: ``peak_bytes``, ``retained_bytes``, and ``collectives`` as a mapping of
-    collective name -> {calls, bytes}."""
-    memory = (("peak_bytes", "peak-memory-bytes"), ("retained_bytes", "retained-memory-bytes"))
-    for key, measure in memory:
-        if _number(d.get(key)):
-            yield Metric(measure, _count(d.get(key)))
+    """Peak memory and collectives (issues 28 and 27), from a measurement's dict when it
+    has them: ``memory`` {peak_bytes, retained_bytes, ...} and ``collectives`` as a mapping
+    of collective name -> {calls, bytes, ...}."""
+    memory = d.get("memory")
+    if isinstance(memory, Mapping):
+        for key, measure in (
+            ("peak_bytes", "peak-memory-bytes"),
+            ("retained_bytes", "retained-memory-bytes"),
+        ):
+            if _number(memory.get(key)):
+                yield Metric(measure, _count(memory.get(key)))
     collectives = d.get("collectives")
     if isinstance(collectives, Mapping) and collectives:
         rows = [v for v in collectives.values() if isinstance(v, Mapping)]

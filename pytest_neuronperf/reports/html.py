@@ -12,8 +12,10 @@ from html import escape
 from ..model import OpRow, Record
 from ..trace.summary import op_diff
 from .charts import fusion, roofline, svg
+from .charts import memory as memory_chart
 from .collectives import rank_view_html
 from .columns import Column
+from .memory import memory_cell, memory_line
 from .provenance import Provenance
 from .status import (
     ALWAYS_COUNTED,
@@ -193,9 +195,22 @@ def _summary(records: Sequence[Record], index: Mapping[int, int]) -> str:
     return f'<section id="summary"><div class="counts">{boxes}</div>{what}</section>'
 
 
+# Shown where some region's memory was profiled, before the baseline column.
+_MEMORY_COLUMN = (Column.PEAK_MEMORY, "82px", True)
+
+
+def _columns(memory: bool) -> tuple[tuple[str, str, bool], ...]:
+    if not memory:
+        return _COLUMNS
+    at = [c[0] for c in _COLUMNS].index(Column.BASELINE)
+    return (*_COLUMNS[:at], _MEMORY_COLUMN, *_COLUMNS[at:])
+
+
 def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
-    cols = "".join(f'<col style="width:{w}">' if w else "<col>" for _, w, _ in _COLUMNS)
-    heads = "".join(f"<th{' class=num' if num else ''}>{h}</th>" for h, _, num in _COLUMNS)
+    memory = any(r.measurement.memory is not None or r.measurement.memory_note for r in records)
+    columns = _columns(memory)
+    cols = "".join(f'<col style="width:{w}">' if w else "<col>" for _, w, _ in columns)
+    heads = "".join(f"<th{' class=num' if num else ''}>{h}</th>" for h, _, num in columns)
     rows = []
     for r in by_status(records):
         m = r.measurement
@@ -217,6 +232,7 @@ def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
             (f"{m.host_us.median:,.1f}", True),
             (ai, True),
             (roof, True),
+            *([(escape(memory_cell(m)), True)] if memory else []),
             (escape(r.baseline_cell or r.baseline or "-"), False),
             (escape(r.budget or "-"), False),
         ]
@@ -348,9 +364,22 @@ def _region(
         + '<p class="legend">device µs per op:<span class="current"></span>current'
         + ('<span class="baseline"></span>baseline' if stored else "")
         + "</p>"
-        + chart(m.per_op, stored[0] if stored else None)
+        + _beside_memory(chart(m.per_op, stored[0] if stored else None), r)
         + (f"<p>Op diff against the baseline:</p><ul>{diff_html}</ul>" if diff else "")
         + "</section>"
+    )
+
+
+def _beside_memory(per_op: str, r: Record) -> str:
+    """The per-op chart, with the region's memory over its ops beside it when profiled."""
+    m = r.measurement
+    line = memory_line(m)
+    if not line:
+        return per_op
+    steps = memory_chart.chart(m.memory_steps, m.memory.peak_bytes) if m.memory else ""
+    return (
+        f'<div class="beside"><div class="side">{per_op}</div><div class="side">'
+        f'<p class="note memory-line">{escape(line)}</p>{steps}</div></div>'
     )
 
 

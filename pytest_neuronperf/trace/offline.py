@@ -33,10 +33,11 @@ import orjson
 from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
-from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops
+from .analysis import Mode, RoundResult, TraceIndex, analyze_node, node_memory, region_ops
 from .collectives import Call, calls_from_chrome, calls_in, comm_time, count, round_comm
 from .collectives import worst_round as worst_collectives
 from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
+from .memory import MemoryRecord, records_from_chrome
 from .summary import summarize
 
 ModeChoice = Literal["auto", "host", "device"]
@@ -168,7 +169,7 @@ def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
         RegionReport(
             with_collectives(
                 _region_report(
-                    name, nodes, trace.mode, trace.index, trace.device_kind, path.name
+                    name, nodes, trace.mode, trace.index, trace.device_kind, path.name, trace.memory
                 ).measurement,
                 name,
                 nodes,
@@ -194,6 +195,8 @@ class Prepared:
     # The process group's size (distributedInfo) and the trace's collective calls.
     world_size: int
     calls: list[Call]
+    # The profiler's memory records (profile_memory=True), by time.
+    memory: list[MemoryRecord]
 
 
 def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
@@ -220,7 +223,13 @@ def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     world = _world_size(doc)
     return Prepared(
-        events, index, chosen, device_kind_of(doc, events), world, calls_from_chrome(doc, world)
+        events,
+        index,
+        chosen,
+        device_kind_of(doc, events),
+        world,
+        calls_from_chrome(doc, world),
+        records_from_chrome(doc),
     )
 
 
@@ -288,9 +297,21 @@ def region_rounds(
 
 
 def _region_report(
-    name: str, nodes: list[Event], mode: Mode, index: TraceIndex, kind: str, test_id: str
+    name: str,
+    nodes: list[Event],
+    mode: Mode,
+    index: TraceIndex,
+    kind: str,
+    test_id: str,
+    memory: Sequence[MemoryRecord] = (),
 ) -> RegionReport:
     rounds = region_rounds(name, nodes, mode, index)
+    if memory:
+        # Recorded with profile_memory=True: the accelerator's memory where the trace has
+        # its records, else the host's (trace/memory.py).
+        device = next((r.device for r in memory if r.device != "cpu"), "cpu")
+        for node, r in zip(nodes, rounds, strict=True):
+            r.memory = node_memory(node, index, memory, device)
     measurement = summarize(
         rounds,
         test_id=test_id,

@@ -3,7 +3,7 @@ rank) -> one row per rank and step with its device time, and the slowest rank.
 
 Traces are read in parallel, one per process, each process reading one file and then
 exiting (``max_tasks_per_child=1``: the memory a parsed trace leaves behind goes with it).
-Memory is bounded by the number of processes: each needs about memory.MEMORY_FACTOR
+Memory is bounded by the number of processes: each needs about footprint.MEMORY_FACTOR
 times its file's (uncompressed) size at its peak, and only as many run at once as fit in
 the memory available. A file that alone would not fit is refused before any is read, with
 how to make it smaller.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import TraceError
-from .memory import MEMORY_SHARE, available_bytes, workers_for
+from .footprint import MEMORY_SHARE, available_bytes, workers_for
 from .offline import ModeChoice, load_trace, prepare, region_rounds, select_regions
 
 _TRACE_SUFFIXES = (".json", ".json.gz")

@@ -142,6 +142,42 @@ def test_describe_and_tolerance_for() -> None:
     assert tolerance_for([], "r", 0.1) == 0.1
 
 
+MIB = 1 << 20
+
+
+def with_memory(peak: int, retained: int = 0) -> Measurement:
+    from pytest_neuronperf.model import Memory
+
+    return measurement(
+        memory=Memory(peak_bytes=peak, allocated_bytes=peak, retained_bytes=retained)
+    )
+
+
+def test_memory_budgets_take_bytes_or_units_and_fail_one_byte_over() -> None:
+    assert neuron_budget(max_peak_memory="4 MiB") == Budget(max_peak_memory=4 * MIB)
+    assert neuron_budget(max_retained_memory=0).max_retained_memory == 0
+    budget = neuron_budget(max_peak_memory="4 MiB", max_retained_memory="1 KB")
+    assert metrics(budget, with_memory(4 * MIB, 1024)) == []
+    assert metrics(budget, with_memory(4 * MIB + 1, 1025)) == [
+        ("r", "max_peak_memory", 4 * MIB + 1),
+        ("r", "max_retained_memory", 1025),
+    ]
+    assert "max_peak_memory=4.0 MiB (4194304 bytes)" in budget.describe()
+
+
+def test_a_memory_budget_on_a_region_without_a_figure_fails_with_the_reason() -> None:
+    budget = neuron_budget(max_peak_memory=1)
+    [v] = check(budget, [measurement(memory_note="no memory figure: no counters")])
+    assert (v.metric, v.value) == ("max_peak_memory", None)
+    assert v.sentence.endswith("but no memory figure: no counters")
+
+
+@pytest.mark.parametrize("bad", ["4 parsecs", -1, 1.5, True])
+def test_bad_memory_limits_are_usage_errors(bad: object) -> None:
+    with pytest.raises(BudgetError, match="max_peak_memory: expected"):
+        budget_from_marker((), {"max_peak_memory": bad}, "t.py::t")
+
+
 def test_min_roofline_fraction_fails_just_under_it_and_holds_at_it() -> None:
     # Compute-bound at a quarter of the roof: 2.5 GFLOP in the median 100 µs against 100
     # TFLOP/s, with memory traffic far from its roof. A budget a little above fails.

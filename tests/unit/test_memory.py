@@ -1,47 +1,157 @@
-"""trace/memory.py: how many rank traces are read at once, and the file refused as too
-large, at the boundary of the memory given."""
+"""A region's memory from real profiles recorded with ``profile_memory=True``: live (Kineto's
+results) and saved (chrome traces). Expected figures come from tensor sizes, or from a
+plain loop over the profile's own memory events, never from the code under test."""
 
 from __future__ import annotations
 
-import gzip
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
 
-from pytest_neuronperf.trace.events import TraceError
-from pytest_neuronperf.trace.memory import MEMORY_FACTOR, needed_bytes, workers_for
+from pytest_neuronperf.backends.cpu import CpuBackend
+from pytest_neuronperf.trace.analysis import analyze_markers
+from pytest_neuronperf.trace.memory import (
+    OUTSIDE_OPS,
+    device_name,
+    records_from_chrome,
+    records_from_kineto,
+)
+from pytest_neuronperf.trace.offline import report_trace
 
-
-def test_a_gzip_trace_needs_its_uncompressed_size_times_the_factor(tmp_path: Path) -> None:
-    text = b'{"traceEvents": []}' + b" " * 100_000
-    plain, packed = tmp_path / "a.json", tmp_path / "b.json.gz"
-    plain.write_bytes(text)
-    packed.write_bytes(gzip.compress(text))
-    assert packed.stat().st_size < 1_000
-    assert needed_bytes(plain) == needed_bytes(packed) == int(len(text) * MEMORY_FACTOR)
-
-
-def test_readers_fit_the_budget_and_a_file_that_alone_does_not_is_refused(tmp_path: Path) -> None:
-    files = []
-    for i in range(4):
-        f = tmp_path / f"r{i}.json"
-        f.write_bytes(b" " * 1000)
-        files.append(f)
-    need = needed_bytes(files[0])
-    assert workers_for(files, need, cpus=8) == 1  # holds at the boundary
-    assert workers_for(files, 2 * need + 1, cpus=8) == 2
-    assert workers_for(files, 100 * need, cpus=3) == 3  # never more than the CPUs
-    assert workers_for(files, 100 * need, cpus=8) == 4  # nor than the files
-    with pytest.raises(TraceError, match=r"r0\.json: too large to read here .*record fewer steps"):
-        workers_for(files, need - 1, cpus=8)
+N = 1 << 16
+X = torch.ones(N)
+NBYTES = X.nbytes  # N float32
 
 
-def test_a_misnamed_or_damaged_gzip_is_counted_by_its_own_size(tmp_path: Path) -> None:
-    # Its last four bytes are no size: "}}}}" would read as 2.1 GB.
-    fake = tmp_path / "t.json.gz"
-    fake.write_bytes(b'{"traceEvents": []}' + b"}" * 20)
-    assert needed_bytes(fake) == int(fake.stat().st_size * MEMORY_FACTOR)
-    # A gzip cut short: its trailer is deflate data, believed at most to deflate's ratio.
-    cut = tmp_path / "cut.json.gz"
-    cut.write_bytes(gzip.compress(b"x" * 100_000)[:40])
-    assert needed_bytes(cut) <= 40 * 1032 * MEMORY_FACTOR
+def mul_add() -> None:
+    y = X * X + X  # x * x alive while the add allocates its result
+    del y
+
+
+def free_then_alloc() -> None:
+    a = torch.empty(N)
+    del a
+    b = torch.empty(N)
+    del b
+
+
+def profiled(fn: Callable[[], None], rounds: int = 2) -> Any:
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for r in range(rounds):
+            with record_function(f"neuronperf#0.{r} r"):
+                fn()
+    return prof
+
+
+def markers(rounds: int = 2) -> list[str]:
+    return [f"neuronperf#0.{r} r" for r in range(rounds)]
+
+
+def plain_loop(prof: Any, marker: str) -> tuple[int, int, int]:
+    """(peak, allocated, retained) of the memory events inside the marker, by hand."""
+    events = list(prof.profiler.kineto_results.events())
+    span = next(e for e in events if e.name() == marker)
+    level = peak = allocated = 0
+    inside = [
+        e
+        for e in events
+        if e.name() == "[memory]" and span.start_ns() <= e.start_ns() <= span.end_ns()
+    ]
+    for e in sorted(inside, key=lambda e: e.start_ns()):
+        level += e.nbytes()
+        peak = max(peak, level)
+        allocated += max(e.nbytes(), 0)
+    return peak, allocated, level
+
+
+def round_memory(prof: Any) -> list[Any]:
+    backend = CpuBackend()
+    results = analyze_markers(
+        backend.collect(prof), markers(), "host", backend.memory_records(prof), "cpu"
+    )
+    return [r.memory for r in results]
+
+
+def test_a_region_peaks_at_what_it_holds_at_once_charged_to_the_ops_that_allocated() -> None:
+    prof = profiled(mul_add)
+    for marker, mem in zip(markers(), round_memory(prof), strict=True):
+        assert mem is not None
+        assert (mem.peak_bytes, mem.allocated_bytes, mem.retained_bytes) == plain_loop(prof, marker)
+        assert mem.peak_bytes == 2 * NBYTES
+        assert mem.allocated_bytes == 2 * NBYTES
+        assert mem.retained_bytes == 0
+        assert mem.op_bytes == {"aten::mul": NBYTES, "aten::add": NBYTES}
+        # The step line: the mul holds one tensor, the add two, the frees after them none.
+        assert [(s.op, s.high, s.end) for s in mem.steps] == [
+            ("aten::mul", NBYTES, NBYTES),
+            ("aten::add", 2 * NBYTES, 2 * NBYTES),
+            (OUTSIDE_OPS, NBYTES, 0),
+        ]
+
+
+def test_freeing_before_allocating_again_does_not_add() -> None:
+    prof = profiled(free_then_alloc)
+    for mem in round_memory(prof):
+        assert mem is not None
+        assert mem.peak_bytes == NBYTES
+        assert mem.allocated_bytes == 2 * NBYTES
+        assert mem.op_bytes == {"aten::empty": 2 * NBYTES}
+
+
+def test_a_profile_without_memory_has_no_figure_rather_than_zero() -> None:
+    with profile(activities=[ProfilerActivity.CPU]) as prof, record_function("neuronperf#0.0 r"):
+        mul_add()
+    assert CpuBackend().memory_records(prof) is None
+    backend = CpuBackend()
+    [result] = analyze_markers(backend.collect(prof), markers(1), "host", None)
+    assert result.memory is None
+
+
+def test_a_saved_trace_holds_the_same_records_and_the_offline_report_the_same_figures(
+    tmp_path: Path,
+) -> None:
+    prof = profiled(mul_add)
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    saved = records_from_chrome(json.loads(path.read_text()))
+    live = records_from_kineto(prof.profiler.kineto_results)
+    assert [r.nbytes for r in saved] == [r.nbytes for r in live]
+    assert {r.device for r in saved} == {"cpu"}
+    [region] = report_trace(path).regions
+    memory = region.measurement.memory
+    assert memory is not None
+    assert (memory.peak_bytes, memory.allocated_bytes) == (2 * NBYTES, 2 * NBYTES)
+    assert memory.op_bytes == {"aten::mul": NBYTES, "aten::add": NBYTES}
+
+
+def test_a_trace_without_memory_records_reports_no_memory(tmp_path: Path) -> None:
+    with profile(activities=[ProfilerActivity.CPU]) as prof, record_function("step"):
+        mul_add()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    [region] = report_trace(path, region="step").regions
+    assert region.measurement.memory is None
+
+
+def test_damaged_memory_records_are_skipped() -> None:
+    doc = {
+        "traceEvents": [
+            {"name": "[memory]", "ts": 1.0, "pid": 1, "tid": 1, "args": {"Bytes": "lots"}},
+            {"name": "[memory]", "ts": "x", "pid": 1, "tid": 1, "args": {"Bytes": 4}},
+            {"name": "[memory]", "ts": 2.0, "pid": 1, "tid": 1, "args": {"Bytes": 8}},
+        ]
+    }
+    assert [r.nbytes for r in records_from_chrome(doc)] == [8]
+    assert records_from_chrome({"traceEvents": None}) == []
+
+
+def test_device_types_read_by_number_and_by_name() -> None:
+    assert device_name(0) == "cpu"
+    assert device_name(1) == "cuda"
+    assert device_name(20) == "privateuse1"
+    assert device_name(99) == "device99"
+    assert device_name(torch._C._autograd.DeviceType.CPU) == "cpu"

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from html import escape
 
 from ...model import Record
+from ...units import format_bytes
 from ..json import Report
 from ..status import colour, gated_metric, status_of
 from . import svg
@@ -97,6 +98,14 @@ class Series:
         v = [x for _, x in self.values(metric)]
         steps = [abs(b / a - 1) for a, b in itertools.pairwise(v) if a > 0]
         return max(steps, default=math.nan)
+
+    def memory(self) -> str:
+        """Peak memory, first report that profiled it → last; "-" when none did."""
+        peaks = [r.measurement.memory.peak_bytes for _, r in self.present if r.measurement.memory]
+        if not peaks:
+            return "-"
+        first, last = format_bytes(peaks[0]), format_bytes(peaks[-1])
+        return first if peaks[0] == peaks[-1] else f"{first} → {last}"
 
     def crept(self, tolerance: float) -> bool:
         """Slower than the tolerance first to last, though no single step was."""
@@ -286,6 +295,8 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
     found = series(reports)
     ranked = sorted(found, key=lambda s: -_or_zero(s.change(s.gated())))
     crept = [s for s in found if s.crept(tolerance)]
+    # A peak memory column where some report profiled memory.
+    memory = any(s.memory() != "-" for s in found)
     rows = []
     for i, s in enumerate(ranked):
         metric = s.gated()
@@ -300,7 +311,8 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
             f"<td class=num>{_pct(s.change('host_us'))}</td>"
             f"<td class=num>{_pct(s.largest_step(metric))}</td>"
             f"<td class=num>{ops[0]} → {ops[-1]}</td>"
-            f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
+            + (f"<td class=num>{escape(s.memory())}</td>" if memory else "")
+            + f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
         )
     cards = []
     for i, s in enumerate(ranked):
@@ -330,9 +342,12 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
         f"<p><b>{escape(headline)}.</b></p>"
         "<table><colgroup><col><col style='width:70px'><col style='width:110px'>"
         "<col style='width:110px'><col style='width:130px'><col style='width:90px'>"
-        "<col style='width:100px'></colgroup><thead><tr><th>region</th><th>reports</th>"
+        + ("<col style='width:150px'>" if memory else "")
+        + "<col style='width:100px'></colgroup><thead><tr><th>region</th><th>reports</th>"
         "<th>device first→last</th><th>host first→last</th><th>largest step (gated)</th>"
-        "<th>ops</th><th>gated time</th></tr></thead><tbody>"
+        "<th>ops</th>"
+        + ("<th>peak memory</th>" if memory else "")
+        + "<th>gated time</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table><h2>Per region</h2>"
         f'<p class="legend note"><span style="background:{DEVICE}"></span>device µs'
@@ -354,6 +369,7 @@ def text(reports: Sequence[Report], tolerance: float) -> str:
 
     found = series(reports)
     ranked = sorted(found, key=lambda s: -_or_zero(s.change(s.gated())))
+    memory = any(s.memory() != "-" for s in found)
     rows = [
         [
             s.test_id,
@@ -362,13 +378,15 @@ def text(reports: Sequence[Report], tolerance: float) -> str:
             _pct(s.change("device_us")),
             _pct(s.change("host_us")),
             _pct(s.largest_step(s.gated())),
+            *([s.memory()] if memory else []),
             "crept" if s.crept(tolerance) else "",
         ]
         for s in ranked
     ]
+    extra = ["peak memory"] if memory else []
     return tabulate(
         rows,
-        headers=["test", "region", "reports", "device", "host", "largest step", ""],
+        headers=["test", "region", "reports", "device", "host", "largest step", *extra, ""],
         tablefmt="simple",
         disable_numparse=True,
     )
