@@ -39,7 +39,7 @@ def _row(old: Record | None, r: Record, default: float, where: str) -> Pair:
         conditions.add(Outcome.NEW)
         counts = (None, m.ops), (None, m.kernels)
         return Pair(m.test_id, m.region, frozenset(conditions), *counts, None, None, gated, "",
-                    r.violations)  # fmt: skip
+                    r.violations, None, (None, _peak(r)))  # fmt: skip
     o = old.measurement
     tolerance = r.tolerance if r.tolerance is not None else default
     c = compare(Entry.of(o), m, tolerance=tolerance, host_timed=gated == "host_us", where=where)
@@ -57,11 +57,16 @@ def _row(old: Record | None, r: Record, default: float, where: str) -> Pair:
         diff,
         (*c.failures, *r.violations, *c.notes),
         c.judged,
+        (_peak(old), _peak(r)),
     )
+
+
+def _peak(r: Record) -> int | None:
+    return r.measurement.memory.peak_bytes if r.measurement.memory is not None else None
 
 
 def _removed(old: Record) -> Pair:
     o = old.measurement
     counts = (o.ops, None), (o.kernels, None)
     return Pair(o.test_id, o.region, frozenset({Outcome.REMOVED}), *counts, None, None,
-                _gated(old), "", ())  # fmt: skip
+                _gated(old), "", (), None, (_peak(old), None))  # fmt: skip

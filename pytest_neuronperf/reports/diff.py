@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ..model import Outcome, Pair, TimeJudged
 from ..stats import TimeChange
+from ..units import format_bytes
 from .change import time_text
 
 Row = Pair
@@ -36,6 +37,12 @@ def count_cell(pair: tuple[int | None, int | None]) -> str:
     if now is None:
         return f"{then} → gone"
     return f"{then}" if then == now else f"{then} → {now}"
+
+
+def memory_cell(pair: tuple[int | None, int | None]) -> str:
+    """``4.0 MiB → 8.0 MiB``, one figure when unchanged, ``-`` for a side not profiled."""
+    then, now = (format_bytes(v) if v is not None else "-" for v in pair)
+    return then if then == now else f"{then} → {now}"
 
 
 def time_cell(change: TimeChange | None, gated: bool, judged: TimeJudged | None = None) -> str:
