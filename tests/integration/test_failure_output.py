@@ -205,7 +205,7 @@ def test_user_errors_show_the_users_frames_not_the_plugins(pytester: pytest.Pyte
 def test_a_reused_name_warns_once_per_test(pytester: pytest.Pytester) -> None:
     """Issue 25, item 5: act, act#2, act#3 with one warning saying why it matters."""
     pytester.makepyfile(
-        test_names="""
+        test_reused_names="""
 import torch
 
 def test_names(neuron_profile):
