@@ -49,7 +49,7 @@ def baseline_text(r: Record) -> str:
     if r.baseline in (BaselineStatus.NEW, BaselineStatus.NOT_COMPARABLE) or (
         r.baseline_ops is None and r.time_judged is None
     ):
-        return r.baseline_cell or r.baseline
+        return r.baseline_cell or str(r.baseline)
     parts = [p for p in (counts_text(r), _time(r.time_judged)) if p]
     return f"{r.baseline}: {'; '.join(parts)}" if parts else str(r.baseline)
 

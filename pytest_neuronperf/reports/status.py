@@ -55,7 +55,8 @@ def outcome(r: Record) -> str:
     (a budget that held beside a regressed baseline is "regressed", never "ok"), else its
     budget's own word (ok, measured, trace); the baseline column says new, same, improved."""
     worst = status_of(r)
-    return worst if worst in _FAILING_WORDS else str(r.status)
+    # str(): a plain string, for xdist's execnet and JSON alike (not a StrEnum member).
+    return str(worst) if worst in _FAILING_WORDS else str(r.status)
 
 
 _FAILING_WORDS = frozenset({*FAILING, Outcome.TEST_FAILED})

@@ -268,8 +268,8 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
         (f"{prefix}.status", str(record.status)),
         # The word and text every report shows (reports/status.py, reports/change.py).
-        (f"{prefix}.outcome", outcome(record)),
-        (f"{prefix}.baseline", baseline_text(record)),
+        (f"{prefix}.outcome", str(outcome(record))),
+        (f"{prefix}.baseline", str(baseline_text(record))),
         *memory_properties(prefix, m),
     ]
 
