@@ -56,6 +56,23 @@ class Collection:
         self.complete_modules.update(data["modules"])
 
 
+def passed_tests(
+    records: Sequence[Record],
+) -> tuple[dict[str, set[str]], dict[Key, tuple[Entry, bool]]]:
+    """The regions of each test whose every region passed, and their entries. A test with
+    one region over budget (or failed) says nothing of what it measures now: none of its
+    regions is written and none removed as stale."""
+    failed = {r.measurement.test_id for r in records if r.status not in PASSED_STATUSES}
+    measured: dict[str, set[str]] = {}
+    passed: dict[Key, tuple[Entry, bool]] = {}
+    for r in records:
+        m = r.measurement
+        if m.test_id not in failed:
+            measured.setdefault(m.test_id, set()).add(m.region)
+            passed[(m.test_id, m.region)] = (Entry.of(m), r.rewrite_baseline)
+    return measured, passed
+
+
 class BaselineSession:
     def __init__(self, rootpath: Path, settings: Settings) -> None:
         self.rootpath = rootpath
@@ -98,13 +115,7 @@ class BaselineSession:
         update was asked for, the run was fit to write, and the file could not be written."""
         if self.store is None:
             return True
-        measured: dict[str, set[str]] = {}
-        passed: dict[Key, tuple[Entry, bool]] = {}
-        for r in records:
-            m = r.measurement
-            if r.status in PASSED_STATUSES:
-                measured.setdefault(m.test_id, set()).add(m.region)
-                passed[(m.test_id, m.region)] = (Entry.of(m), r.rewrite_baseline)
+        measured, passed = passed_tests(records)
         self.stale = stale(
             self.store,
             collected=self.collection.ids,
