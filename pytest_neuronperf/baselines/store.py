@@ -75,6 +75,15 @@ class Baselines:
                 del entries[test_id]
         return Baselines(self.path, self.device_kind, entries)
 
+    def scoped(self, prefix: str) -> Baselines:
+        """The entries whose test id starts with ``prefix``, without it: what one rootdir of
+        a store shared by several sees (session/baselines.py, docs/baseline-store.md)."""
+        if not prefix:
+            return self
+        n = len(prefix)
+        entries = {t[n:]: r for t, r in self.entries.items() if t.startswith(prefix)}
+        return Baselines(self.path, self.device_kind, entries, self.damaged)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,

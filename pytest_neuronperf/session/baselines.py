@@ -90,11 +90,24 @@ class BaselineSession:
         # rootpath, not the invocation directory: the same files whatever the cwd.
         return self.rootpath / (self.settings.profile_dir or Path(DEFAULT_DIR))
 
+    @property
+    def prefix(self) -> str:
+        """What the stored test ids of this rootdir start with: its path relative to the
+        directory holding the baseline directory, when the rootdir lies below that one
+        (a store shared by a monorepo's rootdirs, ``mono/.neuronperf``); else nothing."""
+        home = self.directory.parent.resolve()
+        root = self.rootpath.resolve()
+        if root == home or not root.is_relative_to(home):
+            return ""
+        return root.relative_to(home).as_posix() + "/"
+
     def load(self, device_kind: str) -> None:
         try:
-            self.store = load(self.directory, device_kind, allow_damaged=self.settings.update)
+            stored = load(self.directory, device_kind, allow_damaged=self.settings.update)
         except BaselineError as exc:
             raise pytest.UsageError(f"neuronperf: baseline file {exc}") from None
+        # The session sees its rootdir's entries only, by their ids in this rootdir.
+        self.store = stored.scoped(self.prefix)
 
     def entry(self, m: Measurement) -> Entry | None:
         return self.store.get(m.test_id, m.region) if self.store is not None else None
@@ -136,7 +149,10 @@ class BaselineSession:
             # Under the directory's lock, against the file as stored now: entries written
             # meanwhile by another run survive (baselines/update.py write_update).
             d, kind = self.store.path.parent, self.store.device_kind
-            self.plan = write_update(d, kind, passed, self.stale, pool=self.settings.pool)
+            p = self.prefix
+            stored = {(p + t, r): v for (t, r), v in passed.items()}
+            gone = [(p + t, r) for t, r in self.stale]
+            self.plan = write_update(d, kind, stored, gone, pool=self.settings.pool)
         except BaselineError as exc:  # unreadable, locked too long, or not writable
             self.not_written = f"{self.shown(exc.path)}: {exc.reason}"
             return False
