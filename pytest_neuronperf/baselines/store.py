@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import NeuronPerfError
 from ..names import safe_filename
+from .conflict import sides
 from .entry import Entry
 from .lock import LockTimeout, exclusive
 
@@ -119,9 +120,92 @@ def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> B
     except NewerSchemaError:
         raise
     except BaselineError as exc:
+        both = _both_sides(data, path, device_kind)
+        if both is not None and allow_damaged:
+            return both
+        if both is not None:
+            raise BaselineError(
+                path,
+                f"has git conflict markers ({both.damaged}); run 'neuronperf merge-baseline "
+                f"{path}' to keep both sides' entries, or rerun with --neuron-profile-update",
+            ) from None
         if allow_damaged:
-            return Baselines(path, device_kind, damaged=exc.reason)
+            return Baselines(path, device_kind, damaged=exc.reason.removesuffix(f"; {_FIX}"))
         raise
+
+
+def _both_sides(data: bytes, path: Path, device_kind: str) -> Baselines | None:
+    """A file with git conflict markers whose two sides each read: their entries together,
+    HEAD's (ours) where both hold one; ``damaged`` says so. None for any other file."""
+    try:
+        split = sides(data.decode("utf-8"))
+        if split is None:
+            return None
+        ours, theirs = (parse(text, path, device_kind) for text in split)
+    except (UnicodeDecodeError, BaselineError):
+        return None
+    entries = {t: dict(regions) for t, regions in theirs.entries.items()}
+    differ = 0
+    for test_id, regions in ours.entries.items():
+        for region, entry in regions.items():
+            other = entries.setdefault(test_id, {}).get(region)
+            differ += other is not None and other != entry
+            entries[test_id][region] = entry
+    merged = Baselines(path, device_kind, entries)
+    why = (
+        f"git conflict markers: both sides read, {len(merged.keys())} entries kept, "
+        f"{differ} that differ taken from HEAD's side"
+    )
+    return Baselines(path, device_kind, merged.entries, damaged=why)
+
+
+def merge_conflict(path: Path, *, timeout: float = 60.0) -> Baselines:
+    """Resolve the git conflict in the baseline file at ``path`` in place, under its
+    directory's lock: both sides' entries, HEAD's where both hold one (``damaged`` of the
+    result says how many). BaselineError when it has no conflict whose sides both read."""
+    try:
+        with exclusive(path.parent, timeout):
+            data = path.read_bytes()
+            both = _both_sides(data, path, _kind_of_ours(data))
+            if both is None:
+                raise BaselineError(
+                    path,
+                    "has no git conflict whose two sides both read as baselines; fix it by "
+                    "hand, or delete it and rerun with --neuron-profile-update",
+                )
+            write(Baselines(path, both.device_kind, both.entries))
+            return both
+    except LockTimeout:
+        raise BaselineError(path, "is being updated by another run; try again") from None
+    except OSError as exc:
+        raise BaselineError(path, f"cannot be merged ({exc.strerror or exc})") from None
+
+
+def _kind_of_ours(data: bytes) -> str:
+    """The device kind HEAD's side of a conflicted file names ("" when it names none)."""
+    try:
+        split = sides(data.decode("utf-8"))
+        doc = json.loads(split[0]) if split is not None else None
+    except (ValueError, RecursionError):
+        return ""
+    kind = doc.get("device_kind") if isinstance(doc, dict) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def keep_damaged(path: Path) -> Path:
+    """Copy a damaged file to ``<name>.damaged`` (``.damaged.1``, … when taken) before it
+    is replaced: a damaged file is never lost to an update that ran part of the suite."""
+    data = path.read_bytes()
+    for n in range(1000):
+        kept = path.with_name(f"{path.name}.damaged{'' if n == 0 else f'.{n}'}")
+        try:
+            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return kept
+    raise OSError(f"no free name for a copy of {path.name}")
 
 
 _FIX = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -153,6 +153,9 @@ class BaselineSession:
             stored = {(p + t, r): v for (t, r), v in passed.items()}
             gone = [(p + t, r) for t, r in self.stale]
             self.plan = write_update(d, kind, stored, gone, pool=self.settings.pool)
+            if self.plan.kept is not None:
+                kept = f"; the damaged file is kept as {self.shown(self.plan.kept)}"
+                self.store = replace(self.store, damaged=self.store.damaged + kept)
         except BaselineError as exc:  # unreadable, locked too long, or not writable
             self.not_written = f"{self.shown(exc.path)}: {exc.reason}"
             return False

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_neuronperf.backends.cpu import CpuBackend
-from pytest_neuronperf.baselines.store import file_name
+from pytest_neuronperf.baselines.store import dumps, file_name, parse
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -43,6 +44,11 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
         "--neuron-profile-work=off",
         *args,
     )
+
+
+def said(result: pytest.RunResult) -> str:
+    """The terminal output with its wrapped lines joined."""
+    return " ".join(line.strip() for line in result.stdout.lines)
 
 
 def entries(path: Path) -> dict[str, dict[str, object]]:
@@ -107,3 +113,92 @@ def test_a_directory_shared_by_two_rootdirs_keeps_both_rootdirs_entries(
         "pkgA/test_pkgA.py::test_new",
         "pkgB/test_pkgB.py::test_pkgB",
     ]
+
+
+def conflicted(path: Path, tmp: Path) -> bytes:
+    """The file with a real git conflict: both branches re-recorded test_b's samples."""
+    base = path.read_text()
+    sides = []
+    for n, scale in ((1, 1.5), (2, 2.5)):
+        data = json.loads(base)
+        host = data["entries"]["test_b.py::test_b"]["relu"]["host_us"]
+        host["samples"] = [round(x * scale, 3) for x in host["samples"]]
+        side = tmp / f"side{n}"
+        side.write_text(dumps(parse(json.dumps(data), path, CpuBackend().device_kind())))
+        sides.append(side)
+    (tmp / "base").write_text(base)
+    merged = subprocess.run(
+        ["git", "merge-file", "-p", str(sides[0]), str(tmp / "base"), str(sides[1])],
+        capture_output=True,
+        check=False,
+    ).stdout
+    assert b"<<<<<<<" in merged
+    path.write_bytes(merged)
+    return merged
+
+
+def two_modules(pytester: pytest.Pytester) -> Path:
+    pytester.makepyfile(test_a=ONE_TEST.format(name="a"), test_b=ONE_TEST.format(name="b"))
+    run(pytester, "--neuron-profile-update").assert_outcomes(passed=2)
+    return pytester.path / FILE
+
+
+def test_a_conflicted_file_under_a_partial_update_keeps_both_sides(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """Item 3: git conflict markers then `pytest test_a.py --neuron-profile-update` kept
+    only test_a's entry, with no copy of the file."""
+    path = two_modules(pytester)
+    damaged = conflicted(path, tmp_path)
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*has git conflict markers*neuronperf merge-baseline*"])
+
+    result = run(pytester, "test_a.py", "--neuron-profile-update")
+    result.assert_outcomes(passed=1)
+    assert sorted(entries(path)) == ["test_a.py::test_a", "test_b.py::test_b"]
+    assert "git conflict markers: both sides read" in said(result)
+    assert f"kept as .neuronperf/{NAME}.damaged" in said(result)
+    assert (path.parent / f"{NAME}.damaged").read_bytes() == damaged
+
+
+def test_a_damaged_file_replaced_by_a_partial_update_is_kept_beside_it(
+    pytester: pytest.Pytester,
+) -> None:
+    """Item 3: a file that does not read is replaced only with a copy kept beside it."""
+    path = two_modules(pytester)
+    cut = path.read_bytes()[:200]
+    path.write_bytes(cut)
+    result = run(pytester, "test_a.py", "--neuron-profile-update")
+    result.assert_outcomes(passed=1)
+    assert "was unreadable (is not valid JSON" in said(result)
+    assert f"kept as .neuronperf/{NAME}.damaged" in said(result)
+    assert (path.parent / f"{NAME}.damaged").read_bytes() == cut
+    # A second damaged file does not overwrite the first copy.
+    path.write_bytes(b"{")
+    run(pytester, "test_a.py", "--neuron-profile-update").assert_outcomes(passed=1)
+    assert (path.parent / f"{NAME}.damaged").read_bytes() == cut
+    assert (path.parent / f"{NAME}.damaged.1").read_bytes() == b"{"
+
+
+def test_merge_baseline_resolves_a_conflict_keeping_both_sides(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """Item 3: `neuronperf merge-baseline FILE` writes both sides' entries, HEAD's where
+    both hold one, and refuses a file with no conflict to resolve in one line."""
+    path = two_modules(pytester)
+    before = entries(path)
+    conflicted(path, tmp_path)
+    cli = [sys.executable, "-m", "pytest_neuronperf", "merge-baseline", str(path)]
+    done = subprocess.run(cli, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "2 entries kept, 1 that differ taken from HEAD's side" in done.stdout
+    after = entries(path)
+    assert sorted(after) == sorted(before)
+    assert after["test_a.py::test_a"] == before["test_a.py::test_a"]
+    run(pytester).assert_outcomes(passed=2)
+
+    again = subprocess.run(cli, capture_output=True, text=True, check=False)
+    assert again.returncode == 2
+    assert len(again.stderr.splitlines()) == 1
+    assert "no git conflict" in again.stderr
