@@ -18,6 +18,7 @@ import math
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
@@ -301,6 +302,42 @@ def write(baselines: Baselines) -> None:
         raise
 
 
+# Written once into a baseline directory that has no .gitignore: what a writer may leave.
+GITIGNORE = """\
+# pytest-neuronperf: temporary files of a writer that was killed, copies of damaged files.
+.*.tmp
+*.damaged
+*.damaged.*
+"""
+
+
+def tidy(directory: Path, name: str) -> None:
+    """Under the directory's lock: remove the temporary files of writers of ``name`` that
+    died before their rename (a live writer holds the lock, so none is this machine's and
+    alive), and add a .gitignore that keeps such files out of ``git add`` if there is none."""
+    for tmp in directory.glob(f".{name}.*.tmp"):
+        pid = tmp.name[len(name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    with contextlib.suppress(OSError):  # one there already, or a read-only directory
+        fd = os.open(directory / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(GITIGNORE)
+
+
+def _alive(pid: int) -> bool:
+    if sys.platform == "win32":  # pragma: no cover - os.kill there terminates the process
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or no pid at all: leave it be
+    return True
+
+
 def _keep_owner_and_mode(tmp: Path, before: os.stat_result) -> None:
     if hasattr(os, "chown") and (before.st_uid, before.st_gid) != _owner(tmp):
         # Root (CI in a container) may give the file back to its owner; others cannot.
@@ -339,6 +376,7 @@ def update_file(
         directory.mkdir(parents=True, exist_ok=True)
         # The directory is locked, not the file: the file is replaced, a new inode each time.
         with exclusive(directory, timeout):
+            tidy(directory, path.name)
             current = load(directory, device_kind, allow_damaged=True)
             result = merge(current)
             if result is not None:

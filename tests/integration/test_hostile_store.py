@@ -202,3 +202,44 @@ def test_merge_baseline_resolves_a_conflict_keeping_both_sides(
     assert again.returncode == 2
     assert len(again.stderr.splitlines()) == 1
     assert "no git conflict" in again.stderr
+
+
+KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from pytest_neuronperf.baselines import store
+
+def die(*args):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+old = store.load(Path(sys.argv[1]), sys.argv[2])
+os.replace = die
+store.write(old)
+"""
+
+
+def test_a_killed_writers_temporary_file_is_cleaned_and_never_committed(
+    pytester: pytest.Pytester,
+) -> None:
+    """Item 4: `.cpu_x86_64.json.<pid>.<hex>.tmp` of a writer killed before its rename
+    stayed in the committed directory. The next update removes it; git ignores it."""
+    path = two_modules(pytester)
+    kind = CpuBackend().device_kind()
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(path.parent), kind], check=False
+    )
+    assert killed.returncode == -9
+    left = list(path.parent.glob(f".{NAME}.*.tmp"))
+    assert len(left) == 1
+    subprocess.run(["git", "init", "-q", str(pytester.path)], check=True)
+    run(pytester, "--neuron-profile-update").assert_outcomes(passed=2)
+    assert not left[0].exists()
+    (path.parent / f"{NAME}.damaged").write_text("{")
+    left[0].write_text("x")  # as if another writer was killed after the update
+    subprocess.run(["git", "-C", str(pytester.path), "add", "-A"], check=True)
+    listed = subprocess.run(
+        ["git", "-C", str(pytester.path), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert f".neuronperf/{NAME}" in listed
+    assert f".neuronperf/{NAME}.damaged" not in listed
+    assert not any(name.endswith(".tmp") for name in listed)
