@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ..escape import md_cell, md_code, md_text
 from .diff import CONDITIONS, Row, count_cell, counts, ordered, time_cell
 from .json import Report
 from .terminal import tabulate
@@ -70,8 +71,8 @@ def text(found: Sequence[Row], base: Report, new: Report) -> str:
 
 
 def _md(value: object) -> str:
-    # A pipe would end the cell; a newline would end the table.
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    # Names as literal text on one line: no markup, mention, link, or pipe ending a cell.
+    return md_cell(md_text(str(value)))
 
 
 def _md_table(found: Sequence[Row]) -> list[str]:
@@ -83,13 +84,13 @@ def _md_table(found: Sequence[Row]) -> list[str]:
         cells = _cells(r)
         mark = "❌" if r.status in _BAD else "✅"
         row = [
-            f"{mark} {r.status}",
-            f"`{cells[1]}`",
-            f"`{cells[2]}`",
-            *cells[3:7],
-            f"`{cells[7]}`" if r.op_diff else "-",
+            f"{mark} {_md(r.status)}",
+            md_cell(md_code(cells[1])),
+            md_cell(md_code(cells[2])),
+            *map(_md, cells[3:7]),
+            md_cell(md_code(cells[7])) if r.op_diff else "-",
         ]
-        lines.append("| " + " | ".join(_md(c) for c in row) + " |")
+        lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
@@ -105,7 +106,7 @@ def markdown(found: Sequence[Row], base: Report, new: Report) -> str:
         f"<summary>All {len(found)} regions: ops, kernels, device and host change, op diff"
         "</summary>",
         "",
-        f"Base `{_md(base.name())}`, new `{_md(new.name())}`. Times: median of the rounds, "
+        f"Base {md_code(base.name())}, new {md_code(new.name())}. Times: median of the rounds, "
         "base → new; the verdict rests on the time marked regressed, improved or within "
         "noise (bootstrap interval of the ratio of medians against the tolerance, as the "
         "baseline gate judges it).",
@@ -116,7 +117,7 @@ def markdown(found: Sequence[Row], base: Report, new: Report) -> str:
     if why:
         lines += ["", "**Why**", ""]
         for r in why:
-            lines.append(f"- `{_md(r.test_id)}` region `{_md(r.region)}` ({r.status})")
+            lines.append(f"- {md_code(r.test_id)} region {md_code(r.region)} ({_md(r.status)})")
             lines += [f"  - {_md(s)}" for s in r.sentences]
     lines += ["", "</details>", "", MARKER]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,68 @@
+"""Text from names (tests, regions, ops, kernels, devices, branches) made safe for where it
+goes: a terminal, GitHub-flavoured Markdown, XML 1.0. A name is data; none of these may
+read it as a command, markup, a link or a mention."""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls and DEL, and the Unicode controls that reorder or hide text
+# (bidirectional overrides and isolates, as in "trojan source").
+_UNICODE_CONTROLS = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_TERMINAL = re.compile(f"[\x00-\x08\x0b-\x1f{_UNICODE_CONTROLS}]")  # all but \t and \n
+_ANY_CONTROL = re.compile(f"[\x00-\x1f{_UNICODE_CONTROLS}]")
+# What XML 1.0 allows: tab, newline, carriage return and everything from space on but
+# the surrogates and U+FFFE, U+FFFF.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# ASCII punctuation CommonMark lets a backslash escape: each could start markup.
+_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+_ZWSP = "\u200b"
+
+
+def terminal(text: str) -> str:
+    """``text`` with every control character but newline and tab shown as its escape
+    (``\\x1b``): an op name cannot retitle the window, clear the screen or move the cursor."""
+    return _TERMINAL.sub(_escaped, text)
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def xml(text: str) -> str:
+    """``text`` without the characters XML 1.0 forbids (most C0 controls, lone surrogates,
+    U+FFFE/U+FFFF); the writer escapes ``<`` and ``&`` itself."""
+    return _NOT_XML.sub("", text)
+
+
+def _one_line(text: str) -> str:
+    """Newlines as spaces, other control characters (``\\r`` included) removed."""
+    return _ANY_CONTROL.sub("", text.replace("\r\n", " ").replace("\n", " "))
+
+
+def md_text(text: str) -> str:
+    """``text`` as literal GitHub-flavoured Markdown on one line: every ASCII punctuation
+    backslash-escaped (no emphasis, link, HTML, entity or table pipe), ``@`` and ``#`` kept
+    from starting a mention or an issue reference, no bare URL."""
+    escaped = _PUNCTUATION.sub(r"\\\1", _one_line(text))
+    # GitHub finds mentions, references and URLs in the rendered text, after the escapes.
+    escaped = escaped.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
+    return escaped.replace(r"\:\/\/", r"\:" + _ZWSP + r"\/\/").replace("www", "ww" + _ZWSP + "w")
+
+
+def md_code(text: str) -> str:
+    """``text`` as a Markdown code span on one line: fenced by one backtick more than its
+    longest run, padded where it starts or ends with a backtick or a space (CommonMark).
+    Inside a table cell its pipes still need ``md_cell``."""
+    text = _one_line(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_cell(markdown: str) -> str:
+    """Markdown (already escaped) fit for a GFM table cell: a pipe would end the cell, even
+    inside a code span; a newline would end the table."""
+    return re.sub(r"(?<!\\)\|", r"\\|", _one_line(markdown))
