@@ -12,7 +12,7 @@ from markup import HOSTILE, assert_inert
 
 from pytest_neuronperf.model import Measurement, Record
 from pytest_neuronperf.reports import diff, diff_render, markdown
-from pytest_neuronperf.reports.json import load
+from pytest_neuronperf.reports.json import Report, load
 from pytest_neuronperf.reports.provenance import Git, Provenance
 from pytest_neuronperf.stats import Stats
 
@@ -46,12 +46,11 @@ def test_the_runs_markdown_renders_names_as_text(payload: str) -> None:
     assert_inert(page(payload), page("x"))
 
 
-def reports(name: str) -> tuple[diff_render.Report, diff_render.Report]:
+def reports(name: str) -> tuple[Report, Report]:
     base = load(DATA)
     recs = []
     for r in base.records:
         m = r.measurement
-        counts = {f"aten::{name}": 1, **m.op_counts}
         recs.append(
             replace(r, measurement=replace(m, region=f"r{name}", test_id=f"{m.test_id}{name}"))
         )
@@ -69,7 +68,6 @@ def reports(name: str) -> tuple[diff_render.Report, diff_render.Report]:
     ]
     git = Git(commit="abc1234", branch=f"b{name}", dirty=False, commit_time="")
     old = replace(base, records=tuple(recs), provenance=Provenance(git, None))
-    del counts
     return old, replace(old, records=tuple(new_recs), path=Path(f"new{name}.json"))
 
 
