@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..baselines.store import BaselineError, merge_conflict
+from ..escape import terminal
 
 EXIT_BAD_INPUT = 2
 
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         merged = merge_conflict(args.file)
     except BaselineError as exc:
-        print(f"neuronperf merge-baseline: error: {exc}", file=sys.stderr)
+        print(terminal(f"neuronperf merge-baseline: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     print(
         f"{args.file}: conflict resolved ({merged.damaged.removeprefix('git conflict markers: ')}"
