@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NeuronPerfError
+from ..files import Refused, read_bytes
 from ..names import safe_filename
 from .conflict import sides
 from .entry import Entry
@@ -111,7 +112,7 @@ def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> B
     rewriting it would throw away what the newer version recorded."""
     path = directory / file_name(device_kind)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return Baselines(path, device_kind)
     except OSError as exc:
@@ -281,9 +282,12 @@ def write(baselines: Baselines) -> None:
     path = baselines.path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        before: os.stat_result | None = path.stat()
+        before: os.stat_result | None = path.lstat()
     except FileNotFoundError:
         before = None
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        # A link, a device or a FIFO is not replaced by a regular file behind one's back.
+        raise Refused("is not a regular file (a link, device or FIFO): not replaced")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open applies the umask to 0o666; mkstemp would make it 0600 whatever the umask,
     # which breaks a baseline shared between users (CI writing as root in a container).

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..files import Refused, read_bytes, write_text
 from ..model import Record
 from .provenance import Ci, Git, Provenance
 
@@ -79,24 +78,9 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory, so a reader never sees half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        # mkstemp makes the file private (0600); a report is for sharing, as open() would.
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    """Replace a regular file in one step, so a reader never sees half; write through
+    anything else at ``path`` (files.write_text)."""
+    write_text(path, text)
 
 
 def _clean(value: Any) -> Any:
@@ -136,9 +120,12 @@ def load(path: Path) -> Report:
     """Reads a report of schema version 1 or 2. Raises ReportError, one line naming the
     file and what to do, for a file that is missing, not JSON or not such a report."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise ReportError(f"{path}: no such file") from None
+    except Refused as exc:
+        # In a directory of reports, a FIFO or a device is no report: skipped, not read.
+        raise ReportError(f"{path}: {exc}", not_a_report=not path.is_file()) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot be read ({exc})") from None
     try:
