@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .gate.budget import MARKER_HELP
+from .gate.marker import MARKER_HELP
 from .session.collect import read_budgets, uses_neuronperf
 from .settings import SPECS, SettingError, Settings, resolve
 from .work.peaks import Peaks, PeaksError, parse_peaks

@@ -4,7 +4,7 @@ Pure: no pytest, no I/O. The verdict carries the sentences that fail the test.""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..baselines.entry import Entry
 from ..measure.reference import against_reference
@@ -81,6 +81,25 @@ def _setting(key: str, value: str | None) -> str:
     return "no window (one call per round)" if seconds == 0 else f"a {value} s window"
 
 
+@dataclass
+class _Findings:
+    """The sentences a comparison gathers: failures, improvements, and what only informs."""
+
+    fails: list[str] = field(default_factory=list)
+    gains: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def moved(self, sentence: str, better: bool, improved_suffix: str) -> None:
+        """File a sentence about a metric that moved: a failure, or a gain to keep."""
+        if better:
+            self.gains.append(sentence + improved_suffix)
+        else:
+            self.fails.append(sentence)
+
+
+_KEEP = ": improved, run --neuron-profile-update to keep it"
+
+
 def compare(
     entry: Entry | None,
     m: Measurement,
@@ -97,16 +116,8 @@ def compare(
     beside each round (reference.py) where both sides have it. ``host_timed`` backends (cpu)
     gate host_us in place of device_us: there the device is the host, and the profiled op
     times vary several times more between runs than the unprofiled window (window.py)."""
-    region = repr(m.region)
     if entry is None:
-        failures: tuple[str, ...] = ()
-        if strict:
-            failures = (
-                f"{_PREFIX}: region {region} has no baseline in {where} and "
-                "--neuron-profile-strict is on; record it with "
-                "pytest --neuron-profile --neuron-profile-update",
-            )
-        return Comparison(BaselineStatus.NEW, failures)
+        return _no_entry(m, strict, where)
     gated = "host_us" if host_timed else "device_us"
     threads = _recorded_otherwise(entry, m, THREADS_KEY)
     if threads:
@@ -114,48 +125,88 @@ def compare(
         return Comparison(NOT_COMPARABLE, notes=(NOT_COMPARABLE_NOTE + threads,), gated=gated)
     # The window decides how host time was sampled: counts are still judged, host time not.
     window = _recorded_otherwise(entry, m, WINDOW_KEY)
-    fails: list[str] = []
-    gains: list[str] = []
-    notes: list[str] = []
+    found = _Findings()
+    _judge_counts(entry, m, found)
+    _judge_work(entry, m, found)
+    then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
+    # Another torch may run the reference itself faster or slower: raw times then.
+    by_reference = use_reference and then_torch == now_torch
+    judged = {"device_us": not host_timed, "host_us": (compare_host or host_timed) and not window}
+    changes = _judge_times(entry, m, found, tolerance, by_reference, judged)
+    if then_torch and now_torch and then_torch != now_torch:
+        found.notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
+    if window and (compare_host or host_timed):
+        found.notes.append(NOT_COMPARABLE_NOTE + f"host time {window}")
+    status = _status(entry, m, found, unjudged_gate=bool(window) and host_timed)
+    return Comparison(
+        status,
+        tuple(found.fails),
+        tuple(found.gains + found.notes),
+        changes.get("device_us"),
+        changes.get("host_us"),
+        _needs_write(entry, m, status),
+        gated,
+    )
+
+
+def _no_entry(m: Measurement, strict: bool, where: str) -> Comparison:
+    failures: tuple[str, ...] = ()
+    if strict:
+        failures = (
+            f"{_PREFIX}: region {m.region!r} has no baseline in {where} and "
+            "--neuron-profile-strict is on; record it with "
+            "pytest --neuron-profile --neuron-profile-update",
+        )
+    return Comparison(BaselineStatus.NEW, failures)
+
+
+def _judge_counts(entry: Entry, m: Measurement, found: _Findings) -> None:
+    """Ops and kernels, exact: more fails, fewer is a gain, the same number of other ops
+    is a note."""
     for what, verb, now, then, now_counts, then_counts in (
         ("ops", "dispatched", m.ops, entry.ops, m.op_counts, entry.op_counts),
         ("kernels", "ran", m.kernels, entry.kernels, m.kernel_counts, entry.kernel_counts),
     ):
         sentence = (
-            f"{_PREFIX}: region {region} {verb} {now} {what}, baseline {then} "
+            f"{_PREFIX}: region {m.region!r} {verb} {now} {what}, baseline {then} "
             f"({op_diff_text(then_counts, now_counts)})"
         )
-        if now > then:
-            fails.append(sentence)
-        elif now < then:
-            gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
+        if now != then:
+            found.moved(sentence, now < then, _KEEP)
         elif dict(now_counts) != dict(then_counts):
-            notes.append(sentence)
-    if m.work is not None:
-        for what, now_work, then_work in (
-            ("FLOPs", m.work.flops, entry.flops),
-            ("bytes moved", m.work.bytes_moved, entry.bytes_moved),
-        ):
-            if then_work is None:
-                continue
-            sentence = f"{_PREFIX}: region {region} did {now_work:,} {what}, baseline {then_work:,}"
-            if now_work > then_work:
-                fails.append(sentence)
-            elif now_work < then_work:
-                gains.append(sentence + ": improved, run --neuron-profile-update to keep it")
-    then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
-    # Another torch may run the reference itself faster or slower: raw times then.
-    by_reference = use_reference and then_torch == now_torch
-    changes: dict[str, TimeChange] = {}
-    for metric, then_t, now_t, then_ref, now_ref, judged in (
-        ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
-         m.device_reference_us, not host_timed),
-        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us,
-         compare_host or host_timed),
-    ):  # fmt: skip
-        if metric == "host_us" and window:
+            found.notes.append(sentence)
+
+
+def _judge_work(entry: Entry, m: Measurement, found: _Findings) -> None:
+    """FLOPs and bytes moved, exact, where both sides counted them."""
+    if m.work is None:
+        return
+    for what, now_work, then_work in (
+        ("FLOPs", m.work.flops, entry.flops),
+        ("bytes moved", m.work.bytes_moved, entry.bytes_moved),
+    ):
+        if then_work is None or now_work == then_work:
             continue
-        if not judged:
+        sentence = f"{_PREFIX}: region {m.region!r} did {now_work:,} {what}, baseline {then_work:,}"
+        found.moved(sentence, now_work < then_work, _KEEP)
+
+
+def _judge_times(
+    entry: Entry,
+    m: Measurement,
+    found: _Findings,
+    tolerance: float,
+    by_reference: bool,
+    judged: dict[str, bool],
+) -> dict[str, TimeChange]:
+    """The time verdicts, statistical, for the metrics ``judged`` names."""
+    changes: dict[str, TimeChange] = {}
+    for metric, then_t, now_t, then_ref, now_ref in (
+        ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
+         m.device_reference_us),
+        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us),
+    ):  # fmt: skip
+        if not judged[metric]:
             # Nothing reads a time that is not judged: no bootstrap for it.
             continue
         b, c, refs = _paired(then_t, now_t, then_ref, now_ref, by_reference)
@@ -166,27 +217,31 @@ def compare(
         )
         change = relative if relative is not None else compare_times(b, c, tolerance)
         changes[metric] = change
-        text = _time_sentence(region, metric, change, then_t, now_t, refs)
-        if change.verdict == "regressed":
-            fails.append(text)
-        elif change.verdict == "improved":
-            gains.append(text + "; run --neuron-profile-update to keep it")
-    if then_torch and now_torch and then_torch != now_torch:
-        notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
-    if window and (compare_host or host_timed):
-        notes.append(NOT_COMPARABLE_NOTE + f"host time {window}")
-    if fails:
-        status = BaselineStatus.REGRESSED
-    elif gains:
-        status = BaselineStatus.IMPROVED
-    elif m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
-        status = BaselineStatus.CHANGED
-    elif window and host_timed:
+        text = _time_sentence(repr(m.region), metric, change, then_t, now_t, refs)
+        if change.verdict in ("regressed", "improved"):
+            found.moved(
+                text, change.verdict == "improved", "; run --neuron-profile-update to keep it"
+            )
+    return changes
+
+
+def _status(
+    entry: Entry, m: Measurement, found: _Findings, *, unjudged_gate: bool
+) -> BaselineStatus:
+    if found.fails:
+        return BaselineStatus.REGRESSED
+    if found.gains:
+        return BaselineStatus.IMPROVED
+    if m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
+        return BaselineStatus.CHANGED
+    if unjudged_gate:
         # Counts held, and the time the verdict rests on could not be judged.
-        status = NOT_COMPARABLE
-    else:
-        status = BaselineStatus.SAME
-    needs_write = (
+        return NOT_COMPARABLE
+    return BaselineStatus.SAME
+
+
+def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
+    return (
         status != BaselineStatus.SAME
         or entry.environment != m.environment
         or entry.rounds != m.rounds
@@ -195,15 +250,6 @@ def compare(
         # Likewise an entry from before the window gains the figures the cpu gate judges.
         or (m.host_relative is not None and entry.host_relative is None)
         or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)
-    )
-    return Comparison(
-        status,
-        tuple(fails),
-        tuple(gains + notes),
-        changes.get("device_us"),
-        changes.get("host_us"),
-        needs_write,
-        gated,
     )
 
 

@@ -52,7 +52,7 @@ class Row:
 
 def tolerance_of(record: Record, default: float) -> float:
     """The marker's tolerance as the report's budget column wrote it (``tolerance=25%``),
-    one naming this region first, as gate.budget.tolerance_for picks it."""
+    one naming this region first, as gate.marker.tolerance_for picks it."""
     parts = record.budget.split("; ") if record.budget else []
     named = f"region={record.measurement.region!r}"
     for wanted in (True, False):

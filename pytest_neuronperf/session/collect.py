@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from ..gate.budget import Budget, BudgetError, budget_from_marker
+from ..gate.marker import Budget, BudgetError, budget_from_marker
 
 FIXTURE = "neuron_profile"
 budgets_key = pytest.StashKey[tuple[Budget, ...]]()

@@ -11,8 +11,8 @@ import pytest
 
 from ..escape import terminal, xml
 from ..fixture import NeuronProfile
-from ..gate.budget import Budget, tolerance_for
 from ..gate.compare import Comparison, window_settled
+from ..gate.marker import Budget, tolerance_for
 from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record

@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import Budget, check, tolerance_for
+from ..gate.budget import check
 from ..gate.compare import Comparison, compare
+from ..gate.marker import Budget, tolerance_for
 from ..model import Measurement, Record, Status
 from ..settings import Settings
 

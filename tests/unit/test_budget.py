@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from pytest_neuronperf.gate.budget import (
+from pytest_neuronperf.gate.budget import check
+from pytest_neuronperf.gate.marker import (
     Budget,
     BudgetError,
     budget_from_marker,
-    check,
     neuron_budget,
     tolerance_for,
 )
-from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.model import Measurement, Work
 from pytest_neuronperf.stats import Stats
 
 # Nine steady rounds and one preempted 10x over: the median is 100, the worst round 1000.
@@ -140,3 +140,35 @@ def test_describe_and_tolerance_for() -> None:
     assert tolerance_for([general, b], "r", 0.1) == 0.25, "the region's own wins"
     assert tolerance_for([general, b], "other", 0.1) == 0.5
     assert tolerance_for([], "r", 0.1) == 0.1
+
+
+def test_min_roofline_fraction_fails_just_under_it_and_holds_at_it() -> None:
+    # Compute-bound at a quarter of the roof: 2.5 GFLOP in the median 100 µs against 100
+    # TFLOP/s, with memory traffic far from its roof. A budget a little above fails.
+    m = measurement(
+        work=Work(flops=2_500_000_000, bytes_read=1000, bytes_written=0),
+        peak_flops_per_s=1e14,
+        peak_bytes_per_s=1e12,
+    )
+    r = m.roofline
+    assert r is not None and r.bound == "compute"
+    assert r.fraction == pytest.approx(0.25)
+    assert metrics(neuron_budget(min_roofline_fraction=r.fraction), m) == []
+    assert metrics(neuron_budget(min_roofline_fraction=0.2), m) == []
+    (v,) = check(neuron_budget(min_roofline_fraction=0.3), [m])
+    assert (v.metric, v.limit, v.value) == ("min_roofline_fraction", 0.3, r.fraction)
+    assert "reached 25.0% of its compute bound" in v.sentence
+
+
+def test_max_recompiles_fails_above_and_holds_at_the_limit() -> None:
+    notes = ("graph break: print()", "recompiled: x.size()[0] == 8")
+    m = measurement(recompiles=2, compile_notes=notes)
+    assert metrics(neuron_budget(max_recompiles=2), m) == []
+    (v,) = check(neuron_budget(max_recompiles=1), [m])
+    assert (v.metric, v.limit, v.value) == ("max_recompiles", 1, 2)
+    assert v.sentence == (
+        "neuron_budget: region 'r' had 2 recompilations, budget max_recompiles=1 "
+        "(recompiled: x.size()[0] == 8)"
+    )
+    (quiet,) = check(neuron_budget(max_recompiles=0), [measurement(recompiles=1)])
+    assert quiet.sentence.endswith("(Dynamo gave no reason during this run)")

@@ -9,7 +9,7 @@ from pytest_neuronperf.backends.base import BackendUnavailable
 from pytest_neuronperf.baselines.store import BaselineError, NewerSchemaError
 from pytest_neuronperf.codec import DecodeError
 from pytest_neuronperf.errors import NeuronPerfError
-from pytest_neuronperf.gate.budget import BudgetError
+from pytest_neuronperf.gate.marker import BudgetError
 from pytest_neuronperf.measure.errors import MeasureError
 from pytest_neuronperf.settings import SettingError
 from pytest_neuronperf.trace.analysis import AnalysisError

@@ -250,3 +250,18 @@ def test_a_summary_that_disagrees_with_its_samples_is_written_fresh(tmp_path: Pa
     assert again["host_us"]["median"] == host["median"]
     assert again["device_us"]["max"] == max(TIMES)
     assert again["device_us"]["samples"] == TIMES
+
+
+def test_a_file_of_another_device_kind_is_refused(tmp_path: Path) -> None:
+    # Copied over from a GPU machine: the name is the CPU's, the content another kind's.
+    other = Baselines(tmp_path / "other.json", "cuda:NVIDIA H100").merged({("t", "r"): entry()})
+    write(other)
+    path_of(tmp_path).write_text(other.path.read_text())
+    with pytest.raises(BaselineError) as info:
+        load(tmp_path, KIND)
+    assert "holds baselines for device kind 'cuda:NVIDIA H100', not 'cpu:x86_64'" in str(info.value)
+
+
+def test_a_file_of_its_own_device_kind_loads(tmp_path: Path) -> None:
+    stored(tmp_path, ("t", "r"))
+    assert load(tmp_path, KIND).keys() == [("t", "r")]

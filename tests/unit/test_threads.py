@@ -17,8 +17,9 @@ import torch
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
-from pytest_neuronperf.gate.budget import Budget, check
+from pytest_neuronperf.gate.budget import check
 from pytest_neuronperf.gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE, compare
+from pytest_neuronperf.gate.marker import Budget
 from pytest_neuronperf.measure.errors import MeasureError
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.measure.threads import fixed_threads

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pytest_neuronperf.baselines.entry import Entry
-from pytest_neuronperf.gate.budget import neuron_budget
 from pytest_neuronperf.gate.compare import Comparison
+from pytest_neuronperf.gate.marker import neuron_budget
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.session.verdict import compare_one, judge
 from pytest_neuronperf.settings import defaults

@@ -1,4 +1,4 @@
-"""Device truth (issue 14): a region's kernels and device time are every device event it
+"""trace/device.py, device truth: a region's kernels and device time are every device event it
 launched, whatever launched it, on real traces recorded by others (tests/data/README.md).
 
 Every expected figure here comes from :func:`launched_by`, a plain loop over the trace's
@@ -27,9 +27,16 @@ from torch.autograd.profiler_util import FunctionEvent as _FunctionEvent
 
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.cli.main import main
-from pytest_neuronperf.gate.budget import Budget, check
+from pytest_neuronperf.gate.budget import check
+from pytest_neuronperf.gate.marker import Budget
 from pytest_neuronperf.trace.analysis import Mode, TraceIndex, analyze_markers
-from pytest_neuronperf.trace.events import events_from_chrome, events_from_function_events
+from pytest_neuronperf.trace.device import DeviceIndex
+from pytest_neuronperf.trace.events import (
+    Event,
+    Kind,
+    events_from_chrome,
+    events_from_function_events,
+)
 from pytest_neuronperf.trace.offline import (
     RegionReport,
     TraceReport,
@@ -597,3 +604,51 @@ def test_verify_cuda_says_there_is_no_cuda_device_and_writes_why(tmp_path: Path)
     assert "no CUDA device" in proc.stderr and "Traceback" not in proc.stderr
     result = json.loads((tmp_path / "results.json").read_text())
     assert result["backend"] == "cuda" and "no CUDA device" in result["unavailable"]
+
+
+# --- synthetic traces: the rules at their edges
+
+
+def x_event(name: str, cat: str, ts: float, dur: float, track: tuple[int, int], **args: Any) -> Any:
+    pid, tid = track
+    return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "pid": pid, "tid": tid,
+            "args": args}  # fmt: skip
+
+
+def test_a_kernel_whose_launch_was_not_recorded_belongs_to_the_op_of_its_external_id(
+    tmp_path: Path,
+) -> None:
+    # No runtime launch call at all: each kernel's only tie is the External id of an op.
+    # One op inside the step, one after it, and a kernel whose id names no op.
+    host, device = (1, 1), (0, 7)
+    events = [
+        x_event("ProfilerStep#0", "user_annotation", 0, 100, host),
+        x_event("aten::mm", "cpu_op", 10, 40, host, **{"External id": 7}),
+        x_event("aten::add", "cpu_op", 200, 10, host, **{"External id": 8}),
+        x_event("gemm", "kernel", 60, 30, device, **{"External id": 7, "correlation": 99}),
+        x_event("add", "kernel", 220, 5, device, **{"External id": 8, "correlation": 98}),
+        x_event("orphan", "kernel", 230, 3, device, **{"External id": 9, "correlation": 97}),
+    ]
+    path = tmp_path / "external_ids.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    step = events[0]
+    inside = {
+        e["args"]["External id"]
+        for e in events
+        if e["cat"] == "cpu_op" and step["ts"] <= e["ts"] <= step["ts"] + step["dur"]
+    }
+    mine = [e for e in events if e["cat"] == "kernel" and e["args"]["External id"] in inside]
+    m = only(report_trace(path)).measurement
+    assert (m.kernels, m.device_us.median) == kernels_and_us(mine) == (1, 30.0)
+    assert [(r.name, r.kernels, r.device_us) for r in m.per_op] == [("aten::mm", 1.0, 30.0)]
+
+
+def test_a_launch_at_the_regions_very_end_is_the_regions() -> None:
+    region = Event("step", Kind.ANNOTATION, 100.0, 50.0, (1, 1))
+    at_end = Event("cudaLaunchKernel", Kind.RUNTIME, 150.0, 1.0, (1, 2), correlation=1)
+    after = Event("cudaLaunchKernel", Kind.RUNTIME, 150.01, 1.0, (1, 2), correlation=2)
+    kernels = {
+        c: [Event(f"k{c}", Kind.KERNEL, 160.0 + c, 1.0, (0, 7), correlation=c)] for c in (1, 2)
+    }
+    index = DeviceIndex.build({1: at_end, 2: after}, kernels, {}, [region])
+    assert [g.anchor for g in index.in_span(region)] == [at_end]
