@@ -118,6 +118,8 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
             dur = float(ev.get("dur", 0.0))
         except (KeyError, TypeError, ValueError):
             continue
+        except OverflowError:  # an integer past float's range: refused below, as inf is
+            start = dur = _INF
         name = ev.get("name")
         pid = ev.get("pid")
         tid = ev.get("tid")
@@ -397,7 +399,7 @@ def _device_kind(name: str) -> Kind:
 def _int(v: Any) -> int:
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999, Infinity
         return 0
 
 
