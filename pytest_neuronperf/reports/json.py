@@ -116,6 +116,35 @@ class Report:
         return f"{self.path} ({g.commit[:7]}{' on ' + g.branch if g.branch else ''})"
 
 
+# The types the schema gives the fields read besides the measurements (None: null).
+_FIELDS: dict[str, tuple[type | None, ...]] = {
+    "generated_at": (str,),
+    "backend_note": (str,),
+    "git": (dict, None),
+    "ci": (dict, None),
+}
+_GIT = {"commit": (str,), "branch": (str, None), "dirty": (bool,), "commit_time": (str,)}
+_CI = {"provider": (str,), "run_id": (str,), "url": (str,)}
+
+
+def _check_fields(doc: dict[str, Any], path: Path) -> None:
+    """ReportError naming the first field whose type the schema does not allow."""
+    checks = [(doc, _FIELDS, "")]
+    for key, inner in (("git", _GIT), ("ci", _CI)):
+        if isinstance(doc.get(key), dict):
+            checks.append((doc[key], inner, f"{key}."))
+    for obj, fields, prefix in checks:
+        for key, types in fields.items():
+            value = obj.get(key)
+            if key not in obj or (value is None and None in types):
+                continue
+            if not isinstance(value, tuple(t for t in types if t is not None)):
+                raise ReportError(
+                    f"{path}: '{prefix}{key}' is {type(value).__name__}, not what the report "
+                    "schema allows; the file was not written by pytest-neuronperf as it is"
+                )
+
+
 def load(path: Path) -> Report:
     """Reads a report of schema version 1 or 2. Raises ReportError, one line naming the
     file and what to do, for a file that is missing, not JSON or not such a report."""
@@ -134,6 +163,8 @@ def load(path: Path) -> Report:
         raise ReportError(
             f"{path}: not JSON ({exc.msg} at line {exc.lineno})", not_a_report=True
         ) from None
+    except (ValueError, RecursionError) as exc:  # a 4,300-digit integer, deep nesting
+        raise ReportError(f"{path}: not JSON a report can hold ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_ID:
         raise ReportError(
             f'{path}: not a pytest-neuronperf report (no "schema": "{SCHEMA_ID}"); '
@@ -141,7 +172,7 @@ def load(path: Path) -> Report:
             not_a_report=True,
         )
     version = doc.get("schema_version")
-    if version not in READABLE_VERSIONS:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise ReportError(
             f"{path}: report schema version {version!r}, this pytest-neuronperf reads "
             f"{' and '.join(map(str, READABLE_VERSIONS))}; upgrade pytest-neuronperf"
@@ -155,6 +186,7 @@ def load(path: Path) -> Report:
             records.append(Record.from_dict(item))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ReportError(f"{path}: measurement {i} is malformed ({exc!r})") from None
+    _check_fields(doc, path)
     try:
         git = Git.from_dict(doc["git"]) if doc.get("git") else None
         ci = Ci.from_dict(doc["ci"]) if doc.get("ci") else None
