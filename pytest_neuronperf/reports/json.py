@@ -123,8 +123,13 @@ _FIELDS: dict[str, tuple[type | None, ...]] = {
     "git": (dict, None),
     "ci": (dict, None),
 }
-_GIT = {"commit": (str,), "branch": (str, None), "dirty": (bool,), "commit_time": (str,)}
-_CI = {"provider": (str,), "run_id": (str,), "url": (str,)}
+_GIT: dict[str, tuple[type | None, ...]] = {
+    "commit": (str,),
+    "branch": (str, None),
+    "dirty": (bool,),
+    "commit_time": (str,),
+}
+_CI: dict[str, tuple[type | None, ...]] = {"provider": (str,), "run_id": (str,), "url": (str,)}
 
 
 def _check_fields(doc: dict[str, Any], path: Path) -> None:
