@@ -87,9 +87,11 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
         raw = doc
     elif isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
         version = doc.get("schemaVersion")
-        if isinstance(version, int) and version > KNOWN_SCHEMA_MAX:
+        # Any number form: 99.0 or "99" is no older than 99.
+        known = version is None or (type(version) in (int, float) and version <= KNOWN_SCHEMA_MAX)
+        if not known:
             raise TraceError(
-                f"{source}: Kineto schemaVersion {version} is newer than this version of "
+                f"{source}: Kineto schemaVersion {version!r} is not one this version of "
                 f"pytest-neuronperf understands (<= {KNOWN_SCHEMA_MAX}); upgrade pytest-neuronperf"
             )
         raw = doc["traceEvents"]

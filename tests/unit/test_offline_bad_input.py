@@ -174,3 +174,14 @@ def test_numbers_past_float_or_int_range_are_one_line_or_ignored(
     )
     assert code in (0, 2) and "Traceback" not in err
     assert err.count("\n") == (code == 2)
+
+
+@pytest.mark.parametrize("version", [99.0, 2.5, "99"])
+def test_a_kineto_schema_version_newer_in_any_number_form_says_to_upgrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: object
+) -> None:
+    """Issue 24 item 15: schemaVersion 99.0 read as a version this code knows."""
+    doc = triton_doc()
+    doc["schemaVersion"] = version
+    code, _, err = run_report(written(tmp_path, json.dumps(doc)), capsys)
+    assert code == 2 and err.count("\n") == 1 and "upgrade pytest-neuronperf" in err
