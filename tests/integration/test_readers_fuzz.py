@@ -81,7 +81,8 @@ def mutate_json(rng: random.Random, data: bytes) -> bytes:
 
 def _pick(rng: random.Random, doc: Any) -> tuple[Any, Any]:
     """A random container inside ``doc`` and one of its keys (None, None: the root)."""
-    holder, key = None, None
+    holder: Any = None
+    key: Any = None
     node = doc
     for _ in range(rng.randint(0, 8)):
         if isinstance(node, dict) and node:
