@@ -133,3 +133,13 @@ def test_a_gzip_that_expands_past_the_limit_is_refused_while_reading(tmp_path: P
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "expands past" in done.stderr
     assert "NEURONPERF_MAX_READ_MB" in done.stderr
+
+
+@pytest.mark.parametrize("where", ["a-file", "a-file/below"])
+def test_a_trace_dir_that_is_a_file_is_a_usage_error(pytester: pytest.Pytester, where: str) -> None:
+    """Item 8: every test failed with FileExistsError."""
+    pytester.makepyfile(test_it=MODULE)
+    (pytester.path / "a-file").write_text("")
+    result = pytester.runpytest_inprocess(*PYTEST, f"--neuron-profile-trace-dir={where}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--neuron-profile-trace-dir*a-file is a file, not a directory*"])
