@@ -94,13 +94,34 @@ def _md_table(found: Sequence[Row]) -> list[str]:
     return lines
 
 
+# GitHub refuses a comment longer than this many characters.
+GITHUB_LIMIT = 65_536
+
+
 def markdown(found: Sequence[Row], base: Report, new: Report) -> str:
+    """The comment, fitted to GitHub's limit: when every region does not fit, as many as
+    do, regressions first, and a line saying how many more there are and where to see them."""
+    text = _markdown(found, base, new, len(found))
+    if len(text) <= GITHUB_LIMIT:
+        return text
+    fits, over = 0, len(found)  # the largest count of rows shown that fits, by bisection
+    while over - fits > 1:
+        mid = (fits + over) // 2
+        if len(_markdown(found, base, new, mid)) <= GITHUB_LIMIT:
+            fits = mid
+        else:
+            over = mid
+    return _markdown(found, base, new, fits)
+
+
+def _markdown(found: Sequence[Row], base: Report, new: Report, shown: int) -> str:
     bad = [r for r in ordered(found) if r.status in _BAD]
     mark = "❌" if bad else "✅"
     head = summary(found) if bad else "nothing regressed: " + summary(found)
     lines = [f"### {mark} neuronperf: {_md(head)}", ""]
     if bad:
-        lines += [*_md_table(bad), ""]
+        lines += [*_md_table(bad[:shown]), ""]
+    rows = ordered(found)[:shown]
     lines += [
         "<details>",
         f"<summary>All {len(found)} regions: ops, kernels, device and host change, op diff"
@@ -111,9 +132,15 @@ def markdown(found: Sequence[Row], base: Report, new: Report) -> str:
         "noise (bootstrap interval of the ratio of medians against the tolerance, as the "
         "baseline gate judges it).",
         "",
-        *_md_table(ordered(found)),
+        *_md_table(rows),
     ]
-    why = [r for r in ordered(found) if r.sentences]
+    if shown < len(found):
+        lines += [
+            "",
+            f"**{len(found) - shown} more regions not shown**: a comment holds at most "
+            f"{GITHUB_LIMIT:,} characters; `neuronperf compare BASE NEW` prints them all.",
+        ]
+    why = [r for r in rows if r.sentences]
     if why:
         lines += ["", "**Why**", ""]
         for r in why:

@@ -78,3 +78,27 @@ def test_the_compare_comment_renders_names_as_text(payload: str) -> None:
         return diff_render.markdown(diff.rows(base, new, 0.1), base, new)
 
     assert_inert(comment(payload), comment("x"))
+
+
+def test_a_comment_of_1000_regions_fits_githubs_limit_regressions_first() -> None:
+    """Issue 24 item 12: 1,000 regions gave a 128,461-character comment; GitHub refuses a
+    comment over 65,536 characters."""
+    base = load(DATA)
+    template = base.records[0]
+    old, new = [], []
+    for i in range(1000):
+        m = replace(template.measurement, test_id=f"tests/test_big.py::test_{i:04d}_" + "x" * 60)
+        old.append(replace(template, measurement=m))
+        grown = replace(m, ops=m.ops + 1, op_counts={**m.op_counts, "aten::add": 99})
+        new.append(replace(template, measurement=grown if i % 100 == 0 else m))
+    base = replace(base, records=tuple(old))
+    newer = replace(base, records=tuple(new))
+    found = diff.rows(base, newer, 0.1)
+    comment = diff_render.markdown(found, base, newer)
+    assert len(comment) <= diff_render.GITHUB_LIMIT
+    assert comment.rstrip().endswith(diff_render.MARKER)
+    regressed = [r.test_id for r in found if r.status == "regressed"]
+    assert len(regressed) == 10
+    head = comment[: comment.index("<details>")]
+    assert all(t in head for t in regressed)
+    assert "more regions not shown" in comment and "neuronperf compare" in comment
