@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..escape import terminal
 from ..model import Measurement, Record, Status
+from ..reports.collectives import collective_lines
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
 from ..trace.offline import ModeChoice, TraceReport, report_trace
@@ -61,6 +62,7 @@ def _detail(m: Measurement) -> list[str]:
         if len(top) > _KERNELS_SHOWN:
             lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
     lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
+    lines += collective_lines(m)
     return lines
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .collectives import budget_excess
 from .marker import Budget, fmt_limit
 
 if TYPE_CHECKING:
@@ -46,7 +47,11 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
                 f"the test measured {names}",
             )
         ]
-    limited = bool(budget.limits()) or budget.min_roofline_fraction is not None
+    limited = (
+        bool(budget.limits())
+        or budget.min_roofline_fraction is not None
+        or budget.max_collectives is not None
+    )
     out: list[Violation] = []
     for m in selected:
         if limited and m.ops == 0:
@@ -57,7 +62,15 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
         out.extend(_flops_violations(budget, m))
         out.extend(_fraction_violations(budget, m))
         out.extend(_time_violations(budget, m))
+        out.extend(_collective_violations(budget, m))
     return out
+
+
+def _collective_violations(budget: Budget, m: Measurement) -> list[Violation]:
+    return [
+        Violation(m.region, e.metric, e.limit, e.value, e.sentence)
+        for e in budget_excess(budget.max_collectives, budget.max_comm_bytes, m)
+    ]
 
 
 def _ran_nothing(budget: Budget, m: Measurement) -> Violation:

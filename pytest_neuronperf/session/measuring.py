@@ -130,7 +130,12 @@ class MeasuringSession:
         budgets = item.stash.get(budgets_key, ())
         comparisons = {m.region: self._comparison(item, m, budgets) for m in measurements}
         verdict = judge(
-            measurements, budgets, comparisons, passed=report.passed, update=self.settings.update
+            measurements,
+            budgets,
+            comparisons,
+            passed=report.passed,
+            update=self.settings.update,
+            tolerance=self.settings.tolerance,
         )
         if verdict.failed:
             report.outcome = "failed"
