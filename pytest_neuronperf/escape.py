@@ -14,8 +14,11 @@ _ANY_CONTROL = re.compile(f"[\x00-\x1f{_UNICODE_CONTROLS}]")
 # What XML 1.0 allows: tab, newline, carriage return and everything from space on but
 # the surrogates and U+FFFE, U+FFFF.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-# ASCII punctuation CommonMark lets a backslash escape: each could start markup.
-_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+# What can start markup inside a line: code, emphasis, links and images, HTML and
+# autolinks, entities, strikethrough, math. An underscore inside a word cannot (x86_64).
+_INLINE = re.compile(r"([\\`*\[\]<&~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# What can start a block where a line starts: a heading, list, quote, rule or table.
+_LEADING = re.compile(r"^(?:([!-/:-@\[-`{-~])|(\d+)([.)]))")
 _ZWSP = "\u200b"
 
 
@@ -42,13 +45,20 @@ def _one_line(text: str) -> str:
 
 
 def md_text(text: str) -> str:
-    """``text`` as literal GitHub-flavoured Markdown on one line: every ASCII punctuation
-    backslash-escaped (no emphasis, link, HTML, entity or table pipe), ``@`` and ``#`` kept
-    from starting a mention or an issue reference, no bare URL."""
-    escaped = _PUNCTUATION.sub(r"\\\1", _one_line(text))
+    """``text`` as literal GitHub-flavoured Markdown on one line: what could start markup
+    backslash-escaped (no emphasis, link, HTML, entity, heading or list), ``@`` and ``#``
+    kept from starting a mention or an issue reference, no bare URL."""
+    line = _one_line(text)
+    lead = _LEADING.match(line)
+    prefix = ""
+    if lead is not None and lead[1] and _INLINE.match(line) is None:
+        prefix, line = "\\" + lead[1], line[1:]
+    elif lead is not None and lead[2]:
+        prefix, line = f"{lead[2]}\\{lead[3]}", line[lead.end() :]
+    escaped = prefix + _INLINE.sub(lambda m: "\\" + m.group(), line)
     # GitHub finds mentions, references and URLs in the rendered text, after the escapes.
     escaped = escaped.replace("@", "@" + _ZWSP).replace("#", "#" + _ZWSP)
-    return escaped.replace(r"\:\/\/", r"\:" + _ZWSP + r"\/\/").replace("www", "ww" + _ZWSP + "w")
+    return escaped.replace("://", ":" + _ZWSP + "//").replace("www", "ww" + _ZWSP + "w")
 
 
 def md_code(text: str) -> str:

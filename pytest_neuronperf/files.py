@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .errors import NeuronPerfError
+
 MAX_READ_ENV = "NEURONPERF_MAX_READ_MB"
 # A large chrome trace is a few hundred MB; past this a reader refuses instead of filling
 # the memory (a link to /dev/zero, a gzip bomb).
@@ -21,8 +23,9 @@ DEFAULT_MAX_READ_MB = 2048
 _MIB = 1 << 20
 
 
-class Refused(OSError):
-    """A path a reader will not read: its message says why and what to do."""
+class Refused(NeuronPerfError, OSError, ValueError):
+    """A path a reader will not read: its message says why and what to do. An OSError, so
+    that a reader's handler of unreadable files takes it; a ValueError, as bad input."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(errno.EINVAL, reason)

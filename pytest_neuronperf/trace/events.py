@@ -90,8 +90,9 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
         # Any number form: 99.0 or "99" is no older than 99.
         known = version is None or (type(version) in (int, float) and version <= KNOWN_SCHEMA_MAX)
         if not known:
+            what = "newer than" if type(version) in (int, float) else "not a version number"
             raise TraceError(
-                f"{source}: Kineto schemaVersion {version!r} is not one this version of "
+                f"{source}: Kineto schemaVersion {version!r} is {what} this version of "
                 f"pytest-neuronperf understands (<= {KNOWN_SCHEMA_MAX}); upgrade pytest-neuronperf"
             )
         raw = doc["traceEvents"]

@@ -54,6 +54,7 @@ def drain(fifo: Path) -> list[bytes]:
     return got
 
 
+@pytest.mark.slow  # subprocesses
 def test_the_runs_reports_write_through_a_link_and_a_fifo(pytester: pytest.Pytester) -> None:
     """Item 5: a symbolic link and a FIFO at a report path became regular files."""
     pytester.makepyfile(test_it=MODULE)
@@ -73,6 +74,7 @@ def test_the_runs_reports_write_through_a_link_and_a_fifo(pytester: pytest.Pytes
     assert b'"pytest-neuronperf/report"' in got[0]
 
 
+@pytest.mark.slow  # subprocesses
 def test_compare_and_history_write_through_a_link_to_stdout(tmp_path: Path) -> None:
     """Item 5: `--markdown` and `-o` at a link to /proc/self/fd/1 replaced the link and
     nothing reached stdout."""
@@ -87,6 +89,7 @@ def test_compare_and_history_write_through_a_link_to_stdout(tmp_path: Path) -> N
     assert "<html" in done.stdout.lower() and out.is_symlink()
 
 
+@pytest.mark.slow  # subprocesses
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
 def test_a_baseline_that_is_no_regular_file_is_refused_in_one_line(
     pytester: pytest.Pytester, kind: str
@@ -105,6 +108,7 @@ def test_a_baseline_that_is_no_regular_file_is_refused_in_one_line(
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.slow  # subprocesses
 def test_history_skips_a_fifo_in_a_directory_and_compare_refuses_one(tmp_path: Path) -> None:
     """Item 6: `neuronperf history DIR` hung on a *.json FIFO."""
     shutil.copy(REPORT, tmp_path / "a.json")
@@ -116,6 +120,7 @@ def test_history_skips_a_fifo_in_a_directory_and_compare_refuses_one(tmp_path: P
     assert done.stderr.count("\n") == 1 and "is not a regular file" in done.stderr
 
 
+@pytest.mark.slow  # subprocesses
 def test_a_file_past_the_read_limit_is_one_line_naming_the_setting(tmp_path: Path) -> None:
     """Item 6: a size cap, stated, with a setting to raise it."""
     done = cli("compare", str(REPORT), str(REPORT), env={"NEURONPERF_MAX_READ_MB": "0.001"})
@@ -124,6 +129,7 @@ def test_a_file_past_the_read_limit_is_one_line_naming_the_setting(tmp_path: Pat
     assert cli("compare", str(REPORT), str(REPORT)).returncode == 0
 
 
+@pytest.mark.slow  # subprocesses
 def test_a_gzip_that_expands_past_the_limit_is_refused_while_reading(tmp_path: Path) -> None:
     """Item 7: decompression was unbounded (4 GiB expanded: a MemoryError traceback)."""
     bomb = tmp_path / "bomb.json.gz"

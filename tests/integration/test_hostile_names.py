@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 EVIL = "r\x1b]0;pwned\x07\x1b[2J\x1b[31m\x01\r\x9b"
 MODULE = f"""

@@ -143,6 +143,7 @@ def two_modules(pytester: pytest.Pytester) -> Path:
     return pytester.path / FILE
 
 
+@pytest.mark.slow  # subprocesses (git, the CLI, a killed writer)
 def test_a_conflicted_file_under_a_partial_update_keeps_both_sides(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -181,6 +182,7 @@ def test_a_damaged_file_replaced_by_a_partial_update_is_kept_beside_it(
     assert (path.parent / f"{NAME}.damaged.1").read_bytes() == b"{"
 
 
+@pytest.mark.slow  # subprocesses (git, the CLI, a killed writer)
 def test_merge_baseline_resolves_a_conflict_keeping_both_sides(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -218,6 +220,7 @@ store.write(old)
 """
 
 
+@pytest.mark.slow  # subprocesses (git, the CLI, a killed writer)
 def test_a_killed_writers_temporary_file_is_cleaned_and_never_committed(
     pytester: pytest.Pytester,
 ) -> None:
