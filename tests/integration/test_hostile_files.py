@@ -149,3 +149,52 @@ def test_a_trace_dir_that_is_a_file_is_a_usage_error(pytester: pytest.Pytester, 
     result = pytester.runpytest_inprocess(*PYTEST, f"--neuron-profile-trace-dir={where}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--neuron-profile-trace-dir*a-file is a file, not a directory*"])
+
+
+FULL_DISK = """
+import resource, signal, sys
+import pytest
+# Writes past 2,000 bytes fail (EFBIG), as on a full disk; the signal would kill instead.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+sys.exit(pytest.main(sys.argv[1:]))
+"""
+OVER_BUDGET = """
+import pytest
+import torch
+
+@pytest.mark.neuron_budget(max_ops=1)
+@pytest.mark.parametrize("i", range(3))
+def test_t(neuron_profile, i):
+    neuron_profile(lambda x: torch.relu(x) + x, torch.ones(64), name="r")
+"""
+
+
+@pytest.mark.slow  # a subprocess
+def test_traces_that_cannot_be_written_are_said_once_and_never_pointed_at(
+    pytester: pytest.Pytester,
+) -> None:
+    """Item 8: traces to a full disk were empty or cut files, exit 0, no word, and each
+    failure pointed at one."""
+    pytester.makepyfile(test_it=OVER_BUDGET)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            FULL_DISK,
+            *PYTEST,
+            "--neuron-profile-trace-dir=traces",
+            "-p",
+            "no:randomly",
+        ],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert out.count("could not be written") == 1, out
+    assert "trace: " not in out
+    assert list((pytester.path / "traces").iterdir()) == []
