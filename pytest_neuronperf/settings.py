@@ -384,6 +384,19 @@ SPECS: tuple[Spec, ...] = (
         note="CPU: judge times against the reference workload",
     ),
     Spec(
+        "memory",
+        "--neuron-profile-memory",
+        "neuron_profile_memory",
+        "NEURONPERF_MEMORY",
+        _bool,
+        False,
+        "on|off: profile the memory of every measurement (peak, allocated and retained "
+        "bytes) for the report; a memory budget or a baseline entry holding memory turns "
+        "it on for its own measurements regardless",
+        metavar="on|off",
+        note="profiling memory slows the profiled rounds; budgets and baselines turn it on",
+    ),
+    Spec(
         "json_path",
         "--neuron-profile-json",
         "neuron_profile_json",
@@ -454,6 +467,7 @@ class Settings:
     compare_host: bool
     count_work: bool
     reference: bool
+    memory: bool
     json_path: Path | None
     markdown_path: Path | None
     html_path: Path | None

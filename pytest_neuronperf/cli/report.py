@@ -61,7 +61,8 @@ def _detail(m: Measurement) -> list[str]:
         lines += [f"  {n:>4} × {short_kernel_name(name)}" for name, n in top[:_KERNELS_SHOWN]]
         if len(top) > _KERNELS_SHOWN:
             lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
-    lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
+    shown = ("ops varied", "launch gap", "device busy", "memory")
+    lines += [line for line in rest if line.startswith(shown)]
     lines += collective_lines(m)
     return lines
 

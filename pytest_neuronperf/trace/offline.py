@@ -31,10 +31,11 @@ from ..files import Refused, gunzip, read_bytes
 from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
-from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops
+from .analysis import Mode, RoundResult, TraceIndex, analyze_node, node_memory, region_ops
 from .collectives import Call, calls_from_chrome, calls_in, comm_time, count, round_comm
 from .collectives import worst_round as worst_collectives
 from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
+from .memory import MemoryRecord, records_from_chrome
 from .summary import summarize
 
 ModeChoice = Literal["auto", "host", "device"]
@@ -132,7 +133,7 @@ def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
 def gc_paused() -> Iterator[None]:
     """Garbage collection off while a trace becomes events and figures: the hundreds of
     thousands of dicts and Events a large trace makes are all alive, so each collection
-    the allocations trigger scans them for nothing (it tripled the parse time)."""
+    the allocations trigger scans them for nothing (docs/cost.md, "Parsing and analysis")."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -171,12 +172,13 @@ def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     groups = select_regions(events, index, region, str(path))
     kind = device_kind_of(doc, events)
+    memory = records_from_chrome(doc)
     world = _world_size(doc)
     calls = calls_from_chrome(doc, world)
     regions = tuple(
         RegionReport(
             with_collectives(
-                _region_report(name, nodes, chosen, index, kind, path.name).measurement,
+                _region_report(name, nodes, chosen, index, kind, path.name, memory).measurement,
                 name,
                 nodes,
                 chosen,
@@ -254,9 +256,21 @@ def region_rounds(
 
 
 def _region_report(
-    name: str, nodes: list[Event], mode: Mode, index: TraceIndex, kind: str, test_id: str
+    name: str,
+    nodes: list[Event],
+    mode: Mode,
+    index: TraceIndex,
+    kind: str,
+    test_id: str,
+    memory: Sequence[MemoryRecord] = (),
 ) -> RegionReport:
     rounds = region_rounds(name, nodes, mode, index)
+    if memory:
+        # Recorded with profile_memory=True: the accelerator's memory where the trace has
+        # its records, else the host's (trace/memory.py).
+        device = next((r.device for r in memory if r.device != "cpu"), "cpu")
+        for node, r in zip(nodes, rounds, strict=True):
+            r.memory = node_memory(node, index, memory, device)
     measurement = summarize(
         rounds,
         test_id=test_id,
