@@ -18,7 +18,7 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # autolinks, entities, strikethrough, math. An underscore inside a word cannot (x86_64).
 _INLINE = re.compile(r"([\\`*\[\]<&~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 # What can start a block where a line starts: a heading, list, quote, rule or table.
-_LEADING = re.compile(r"^(?:([!-/:-@\[-`{-~])|(\d+)([.)]))")
+_LEADING = re.compile(r"^(?:([-#>+=|])|(\d+)([.)])(?=\s|$))")
 _ZWSP = "\u200b"
 
 

@@ -89,9 +89,9 @@ def render(records: Sequence[Record], note: str = "") -> str:
             m.kernels,
             device_cell(m),
             f"{m.host_us.median:,.1f}",
-            *([md_text(memory_cell(m))] if memory else []),
-            md_text(r.baseline_cell or r.baseline or "-"),
-            md_text(r.budget or "-"),
+            *([memory_cell(m)] if memory else []),
+            md_text(r.baseline_cell or r.baseline) or "-",
+            md_text(r.budget) or "-",
             md_text(r.status),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
