@@ -191,7 +191,7 @@ class MeasuringSession:
         the verdict). Budgets are medians of rounds: a plain run, or a region with no
         entry, times one call per round (docs/cost.md)."""
         s = self.settings
-        if s.update or (s.enabled and s.json_path is not None):
+        if s.update or (s.enabled and (s.json_path is not None or s.export is not None)):
             # Recorded, or written to a JSON report that `neuronperf compare` and `history`
             # judge later: the whole window.
             return WindowPlan(s.window)
