@@ -55,9 +55,10 @@ def profile_rounds(
     """One round per marker under one profiler session, after the ``prime`` round.
     ``resettle``: the region faulted after its first call, so the prime round settles.
     ``memory``: record allocations (``profile_memory``) and read the device allocator's
-    counters around each round where the backend has them. The prime round's result is
-    the one returned: each round drops its own inside its marker, so what a round leaves
-    allocated is what the call retains, not the result it handed back (docs/memory.md)."""
+    counters around each round where the backend has them; each round then drops its
+    result inside its marker, so what a round leaves allocated is what the call retains,
+    not the result it handed back, and one unmarked call after the rounds gives the result
+    returned (docs/memory.md)."""
     from torch.profiler import profile, record_function
 
     sync = backend.synchronize
@@ -75,14 +76,13 @@ def profile_rounds(
     ):
         # A fresh profiler's first rounds run slower: an unanalysed prime round absorbs
         # that (docs/design.md, "How a callable is measured").
-        def primed() -> Any:
+        def primed() -> None:
             with record_function(prime):
-                result = fn(*args, **kwargs)
+                fn(*args, **kwargs)
                 sync()
-            return result
 
         f0 = faults()
-        out.result = primed()
+        primed()
         # Only a region that faulted after its first call settles again (docs/design.md).
         if resettle:
             settle(primed, [faults() - f0])
@@ -96,12 +96,16 @@ def profile_rounds(
             f0 = faults()
             w0 = time.time_ns()
             with record_function(marker):
-                result = fn(*args, **kwargs)
+                out.result = fn(*args, **kwargs)
                 sync()
-                del result  # its frees belong to the round (see above)
+                if memory:
+                    out.result = None  # its frees belong to the round (see above)
             out.host_windows[marker] = (w0, time.time_ns())
             out.round_faults.append(float(faults() - f0))
             if counters is not None:
                 out.allocator[marker] = counters.stop()
+        if memory:
+            out.result = fn(*args, **kwargs)
+            sync()
     out.prof = prof
     return out

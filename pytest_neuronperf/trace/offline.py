@@ -144,7 +144,7 @@ def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
 def gc_paused() -> Iterator[None]:
     """Garbage collection off while a trace becomes events and figures: the hundreds of
     thousands of dicts and Events a large trace makes are all alive, so each collection
-    the allocations trigger scans them for nothing (it tripled the parse time)."""
+    the allocations trigger scans them for nothing (docs/cost.md, "Parsing and analysis")."""
     was = gc.isenabled()
     gc.disable()
     try:

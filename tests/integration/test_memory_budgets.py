@@ -56,6 +56,13 @@ def in_place():
 def work():
     return mul_add() if os.environ.get("NP_EXTRA") else add()
 
+@pytest.mark.neuron_budget(max_retained_memory=int(os.environ.get("NP_BLOCK", "0")))
+def test_block(neuron_profile):
+    with neuron_profile.region("block"):
+        y = torch.empty(N)  # still held when the block ends
+        z = torch.empty(N)
+        del z
+
 @pytest.mark.neuron_budget(max_peak_memory=int(os.environ.get("NP_LIMIT", "0")) or None)
 def test_alloc(neuron_profile):
     neuron_profile(alloc)
@@ -279,3 +286,20 @@ def test_compare_and_history_carry_peak_memory_and_the_json_validates(
     out = capsys.readouterr().out
     assert "peak memory" in out and "4.0 MiB → 8.0 MiB" in out
     assert "<th>peak memory</th>" in page.read_text()
+
+
+def test_a_with_region_retains_what_its_variables_hold(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NP_BLOCK", str(MIB4 - 1))
+    result = run(project, "--neuron-profile", "--neuron-profile-json=r.json", "-k", "block")
+    result.assert_outcomes(failed=1)
+    mem = memory_of(project, Path("r.json"))["test_block/block"]
+    # y is kept, z freed: one tensor retained, two allocated, both alive at the peak.
+    assert (mem["retained_bytes"], mem["allocated_bytes"], mem["peak_bytes"]) == (
+        MIB4,
+        2 * MIB4,
+        2 * MIB4,
+    )
+    monkeypatch.setenv("NP_BLOCK", str(MIB4))
+    run(project, "-k", "block").assert_outcomes(passed=1)

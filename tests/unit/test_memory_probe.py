@@ -192,3 +192,25 @@ def test_the_runner_reads_the_counters_around_each_profiled_round() -> None:
     # The per-op bytes are the profiler's records of the host allocations.
     assert m.memory.op_bytes["aten::mul"] >= x.nbytes
     assert any("the allocator's peak" in n for n in m.device_notes)
+
+
+def test_the_row_of_a_region_without_a_figure_says_why() -> None:
+    from pytest_neuronperf.model import Measurement
+    from pytest_neuronperf.reports.memory import memory_cell, memory_line
+    from pytest_neuronperf.stats import Stats
+
+    why = "no memory figure: torch.accelerator sees no accelerator, and the profiler ..."
+    m = Measurement(
+        test_id="t.py::t",
+        region="r",
+        backend="neuron",
+        device_kind="neuron:trn2:64nc",
+        ops=1,
+        kernels=1,
+        device_us=Stats.of([1.0]),
+        host_us=Stats.of([1.0]),
+        rounds=1,
+        memory_note=why,
+    )
+    assert memory_cell(m) == "no figure"
+    assert memory_line(m) == f"memory: {why}"
