@@ -45,6 +45,17 @@ def _positive_int(text: str) -> int:
     return _int(text, 1)
 
 
+# torch crashes (SIGSEGV) on set_num_threads(100000); no machine runs more threads usefully.
+MAX_THREADS = 1024
+
+
+def _threads(text: str) -> int:
+    value = _int(text, 1)
+    if value > MAX_THREADS:
+        raise ValueError(f"expected an integer between 1 and {MAX_THREADS}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     return _int(text, 0)
 
@@ -68,6 +79,20 @@ def _backend(text: str) -> str:
 
 def _path(text: str) -> Path | None:
     return Path(text) if text.strip() else None
+
+
+# The continuous-benchmarking formats a run or a report exports to (reports/export.py).
+EXPORT_FORMATS = ("bencher", "github-action-benchmark")
+
+
+def _export(text: str) -> tuple[str, Path] | None:
+    """``FORMAT:PATH``: one of EXPORT_FORMATS, then the file to write."""
+    if not text.strip():
+        return None
+    fmt, sep, path = text.partition(":")
+    if not sep or fmt not in EXPORT_FORMATS or not path.strip():
+        raise ValueError(f"expected FORMAT:PATH with FORMAT one of {', '.join(EXPORT_FORMATS)}")
+    return fmt, Path(path)
 
 
 def parse_tolerance(value: object) -> float:
@@ -245,7 +270,7 @@ SPECS: tuple[Spec, ...] = (
         "--neuron-profile-threads",
         "neuron_profile_threads",
         "NEURONPERF_THREADS",
-        _positive_int,
+        _threads,
         1,
         "intra-op threads torch uses while a host-timed (cpu) region is measured (the "
         "user's setting is restored afterwards); stored with each baseline entry, which is "
@@ -419,6 +444,18 @@ SPECS: tuple[Spec, ...] = (
         metavar="PATH",
     ),
     Spec(
+        "export",
+        "--neuron-profile-export",
+        "neuron_profile_export",
+        "NEURONPERF_EXPORT",
+        _export,
+        None,
+        "write the measurements for a continuous-benchmarking engine: "
+        "bencher:PATH (Bencher Metric Format, for bencher run --adapter json) or "
+        "github-action-benchmark:PATH (its customSmallerIsBetter tool)",
+        metavar="FORMAT:PATH",
+    ),
+    Spec(
         "neuron_config",
         "--neuron-profile-neuron-config",
         "neuron_profile_neuron_config",
@@ -460,6 +497,7 @@ class Settings:
     json_path: Path | None
     markdown_path: Path | None
     html_path: Path | None
+    export: tuple[str, Path] | None
     neuron_config: tuple[tuple[str, str], ...]
 
 
@@ -478,6 +516,11 @@ def resolve(
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     for spec in SPECS:
+        raw_ini = ini.get(spec.ini)
+        if raw_ini is not None and str(raw_ini).strip() != "":
+            # Checked even where the command line or environment overrides it: a bad
+            # value in a committed file is found now, not when the override goes.
+            from_ini = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
         raw_cli = cli.get(spec.field)
         if raw_cli is not None and raw_cli is not False:
             values[spec.field] = _parse(spec, str(raw_cli) if not spec.is_flag else "1", spec.cli)
@@ -486,9 +529,8 @@ def resolve(
         if raw_env is not None and raw_env != "":
             values[spec.field] = _parse(spec, raw_env, f"environment variable {spec.env}")
             continue
-        raw_ini = ini.get(spec.ini)
         if raw_ini is not None and str(raw_ini).strip() != "":
-            values[spec.field] = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
+            values[spec.field] = from_ini
             continue
         values[spec.field] = spec.default
     if values.get("pool"):

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import compare, history, report
+from . import compare, export, history, merge, merge_baseline, report
 from .record import DEFAULT_PROCESSES, record
 
 EXIT_BAD_INPUT = 2
@@ -26,7 +26,11 @@ def _parser() -> argparse.ArgumentParser:
         "--neuron-profile-trace-dir (CPU, CUDA or ROCm); or, for a Neuron profile directory "
         "or SystemProfileEvents.parquet, device executions per model and device time.",
     )
-    rep.add_argument("trace", type=Path, help="the trace file")
+    rep.add_argument(
+        "trace",
+        type=Path,
+        help="the trace file, or a folder of one job's rank traces (one row per rank and step)",
+    )
     rep.add_argument(
         "--region",
         metavar="NAME",
@@ -59,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest, after --")
     compare.add_parser(sub)
     history.add_parser(sub)
+    export.add_parser(sub)
+    merge.add_parser(sub)
+    merge_baseline.add_parser(sub)
     return parser
 
 
@@ -68,6 +75,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compare.run(args)
     if args.command == "history":
         return history.run(args)
+    if args.command == "export":
+        return export.run(args)
+    if args.command == "merge":
+        return merge.run(args)
+    if args.command == "merge-baseline":
+        return merge_baseline.run(args)
     if args.command == "record":
         if args.processes < 1:
             print(

@@ -39,10 +39,10 @@ from .host import host_fields, host_samples, second_look, window_span
 from .memory import settle_memory
 from .progress import Writer, phase
 from .reference import Reference
-from .rounds import profile_rounds
+from .rounds import Profiled, profile_rounds
 from .settle import page_faults
 from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
-from .warmup import refuse_lazy, warm_up
+from .warmup import WarmUp, refuse_lazy, warm_up
 from .window import WINDOW_KEY, HostSamples, WindowPlan
 
 
@@ -51,6 +51,15 @@ class _OpenRegion:
     name: str
     marker: str
     nested: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Call:
+    """The measured callable and what it is called with: every step calls it the same way."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
 
 
 class Runner:
@@ -88,6 +97,7 @@ class Runner:
         self.count_work = count_work
         self.trace_dir = trace_dir
         self.progress = progress
+        self._trace_problem_said = False
         self._prepared = False
         self._open: list[_OpenRegion] = []
         self._seq = itertools.count()
@@ -148,11 +158,10 @@ class Runner:
             )
         self._prepare()
         plan = window if window is not None else WindowPlan(self.window)
+        call = Call(fn, args, kwargs)
         with CompileWatch() as watch:
             result, measurement, prof = self._run_callable(
-                fn,
-                args,
-                kwargs,
+                call,
                 test_id=test_id,
                 name=name,
                 warmup=warmup,
@@ -171,26 +180,20 @@ class Runner:
             # measurements sampled the same way (compare.py).
             environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
         )
-        export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, [name])
+        self._export(prof, test_id, name, [name])
         if self.count_work:
-            measurement = self._with_work(fn, args, kwargs, measurement)
+            measurement = self._with_work(call, measurement)
         if recheck is not None:
-            measurement = self._recheck(fn, args, kwargs, measurement, recheck, plan)
+            measurement = self._recheck(call, measurement, recheck, plan)
         return result, measurement
 
     def _sample_host(
-        self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        rounds: int,
-        plan: WindowPlan,
-        windows: int | None = None,
+        self, call: Call, rounds: int, plan: WindowPlan, windows: int | None = None
     ) -> HostSamples:
         return host_samples(
-            fn,
-            args,
-            kwargs,
+            call.fn,
+            call.args,
+            call.kwargs,
             sync=self.backend.synchronize,
             rounds=rounds,
             plan=plan,
@@ -200,9 +203,7 @@ class Runner:
 
     def _recheck(
         self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        call: Call,
         m: Measurement,
         recheck: Callable[[Measurement], str | None],
         plan: WindowPlan,
@@ -210,7 +211,7 @@ class Runner:
         """The second look at a host-time regression (host.second_look)."""
 
         def again(whole: WindowPlan, windows: int) -> HostSamples:
-            return self._sample_host(fn, args, kwargs, m.rounds, whole, windows)
+            return self._sample_host(call, m.rounds, whole, windows)
 
         return second_look(
             m,
@@ -222,20 +223,14 @@ class Runner:
             progress=self.progress,
         )
 
-    def _with_work(
-        self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        m: Measurement,
-    ) -> Measurement:
+    def _with_work(self, call: Call, m: Measurement) -> Measurement:
         """FLOPs and bytes from one more call, after the profiled rounds: the counting
         dispatch mode and its profiler never overlap the timing (work/counting.py)."""
         from ..work.counting import count_work
 
         with phase(self.progress, f"{m.test_id} {m.region!r} counting FLOPs and bytes"):
             try:
-                _, work = count_work(fn, args, kwargs, read_tree=_kineto_tree)
+                _, work = count_work(call.fn, call.args, call.kwargs, read_tree=_kineto_tree)
                 self.backend.synchronize()
             except Exception as exc:
                 raise MeasureError(
@@ -254,9 +249,7 @@ class Runner:
 
     def _run_callable(
         self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        call: Call,
         *,
         test_id: str,
         name: str,
@@ -269,20 +262,27 @@ class Runner:
         what = f"{test_id} {name!r}"
         # Compilation and caches happen here; reported, never budgeted.
         warm = warm_up(
-            fn, args, kwargs, sync=sync, warmup=warmup, name=name, what=what, progress=self.progress
+            call.fn,
+            call.args,
+            call.kwargs,
+            sync=sync,
+            warmup=warmup,
+            name=name,
+            what=what,
+            progress=self.progress,
         )
         reference = self._reference_timer()
         span = window_span(plan, self.record_windows)
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
-            sampled = self._sample_host(fn, args, kwargs, rounds, plan)
+            sampled = self._sample_host(call, rounds, plan)
         if not warmup:
             refuse_lazy(sampled.result, name)
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
         run = profile_rounds(
-            fn,
-            args,
-            kwargs,
+            call.fn,
+            call.args,
+            call.kwargs,
             self.backend,
             markers,
             marker_name(seq, name, PRIME),
@@ -292,8 +292,29 @@ class Runner:
             what=what,
             memory=memory,
         )
+        measurement = self._measurement_of(
+            run, markers, sampled, warm, test_id=test_id, name=name, warmup=warmup, memory=memory
+        )
+        measurement = replace(measurement, **host_fields(
+            sampled, plan, self.threads, self._floor(measurement)
+        ))  # fmt: skip
+        return run.result, measurement, run.prof
+
+    def _measurement_of(
+        self,
+        run: Profiled,
+        markers: list[str],
+        sampled: HostSamples,
+        warm: WarmUp,
+        *,
+        test_id: str,
+        name: str,
+        warmup: int,
+        memory: bool,
+    ) -> Measurement:
+        """The profiled rounds analysed and summed up, with what warm-up and the rounds saw."""
         # Reading the profile back makes an object per event, all alive: a collection
-        # scans them for nothing (it doubled the parse of a 100-op region). Nothing is timed.
+        # scans them for nothing (docs/cost.md). Nothing is timed here.
         with gc_paused():
             [analyzed] = self.backend.analyze(run.prof, [markers], run.host_windows)
             memory_note, memory_notes = self._settle_memory(
@@ -308,16 +329,14 @@ class Runner:
                 warmup_us=warm.warmup_us,
                 first_call_us=warm.first_call_us,
             )
-        measurement = replace(
+        return replace(
             measurement,
             settle_calls=warm.settled.extra_calls,
-            **host_fields(sampled, plan, self.threads, self._floor(measurement)),
             device_reference_us=Stats.of(run.device_refs) if run.device_refs else None,
             page_faults=median(run.round_faults) if page_faults is not None else None,
             device_notes=analyzed.notes + memory_notes,
             memory_note=memory_note,
         )
-        return run.result, measurement, run.prof
 
     def _settle_memory(
         self,
@@ -414,7 +433,14 @@ class Runner:
             host = [wall] if region_name == name else [res.rounds[0].wall_us]
             m = self._summarize(res.rounds, test_id=test_id, region=region_name, host=host)
             on_done(replace(m, device_notes=res.notes + notes, memory_note=note))
-        export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, names)
+        self._export(prof, test_id, name, names)
+
+    def _export(self, prof: Any, test_id: str, name: str, names: list[str]) -> None:
+        problem = export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, names)
+        if problem is not None and not self._trace_problem_said:
+            self._trace_problem_said = True  # once: a full disk fails every trace after it
+            if self.progress is not None:
+                self.progress(problem)
 
     def _summarize(
         self,

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from ..model import OpRow, Record
+from ..names import elide, elide_test_id
 from ..trace.summary import op_diff
 from .charts import fusion, roofline, svg
 from .charts import memory as memory_chart
@@ -34,8 +35,8 @@ from .terminal import device_cell, header_line, work_cells
 # (test id, region) -> the stored per-op rows and op counts.
 _Baselines = Mapping[tuple[str, str], tuple[Sequence[OpRow], Mapping[str, int]]]
 
-CURRENT = "#2563eb"
-BASELINE = "#9ca3af"
+CURRENT = svg.DEVICE
+BASELINE = svg.FAINT
 BAR_H, GAP, LABEL_W, CHART_W = 14, 8, 260, 420
 # Characters of a test id the table shows; the middle goes, the full id is on hover.
 TEST_ID_CHARS = 42
@@ -106,7 +107,7 @@ def chart(current: Sequence[OpRow], baseline: Sequence[OpRow] | None) -> str:
     parts = []
     for i, name in enumerate(names):
         y = GAP + i * per_op
-        label = svg.elide_middle(name, 38)
+        label = elide(name, 38)
         parts.append(
             f'<text x="{LABEL_W - 6}" y="{y + BAR_H - 3}" text-anchor="end" '
             f'font-size="12">{escape(label)}<title>{escape(name)}</title></text>'
@@ -119,7 +120,7 @@ def chart(current: Sequence[OpRow], baseline: Sequence[OpRow] | None) -> str:
             if value is None:
                 parts.append(
                     f'<text x="{LABEL_W + 4}" y="{by + BAR_H - 3}" font-size="11" '
-                    f'fill="#6b7280">absent in {what}</text>'
+                    f'fill="{svg.MUTED}">absent in {what}</text>'
                 )
                 continue
             w = max(1.0, CHART_W * value / peak)
@@ -222,7 +223,7 @@ def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
             (_chips(r), False),
             (
                 f'<a href="#{_anchor(index[id(r)])}" title="{escape(m.test_id)}">'
-                f"{escape(svg.elide_test_id(m.test_id, TEST_ID_CHARS))}</a>",
+                f"{escape(elide_test_id(m.test_id, TEST_ID_CHARS))}</a>",
                 "test",
             ),
             (f'<span title="{escape(m.region)}">{escape(m.region)}</span>', False),
@@ -333,9 +334,9 @@ def _fusion(records: Sequence[Record], baselines: _Baselines) -> str:
         '<section id="fusion"><h2>Fusion: variants side by side</h2>'
         '<p class="legend note">dot: status, coloured as in the roofline; bars: median; '
         "whisker: quartiles of the rounds; bold: fastest in its column"
-        f'<span style="background:{fusion.DEVICE}"></span>device µs'
-        f'<span style="background:{fusion.HOST}"></span>host µs'
-        f'<span style="background:{fusion.OPS}"></span>ops</p>' + "".join(parts) + "</section>"
+        f'<span style="background:{svg.DEVICE}"></span>device µs'
+        f'<span style="background:{svg.HOST}"></span>host µs'
+        f'<span style="background:{svg.SLATE}"></span>ops</p>' + "".join(parts) + "</section>"
     )
 
 

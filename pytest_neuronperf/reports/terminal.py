@@ -11,8 +11,9 @@ from ..gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
 from ..model import BaselineStatus, Measurement, Record
+from ..names import elide
 from .columns import TERMINAL_COLUMNS, Column
-from .fit import MERGE_COUNTS, elide, fit_table, wrap
+from .fit import MERGE_COUNTS, fit_table, wrap
 from .memory import extra_rows, memory_cell, memory_line, op_allocated
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from ..escape import terminal
 from ..measure.progress import Writer
 from ..model import Record, Status
 from ..reports.fit import terminal_width, wrap
@@ -83,8 +84,8 @@ class Controller:
             collect_only=bool(config.option.collectonly),
         )
         if not written and session.exitstatus == pytest.ExitCode.OK:
-            # Asked for and not done: the run must not read as a success.
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            # Asked for and not done: the run must not read as a success, nor as a crash.
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if records and self.settings.enabled:
             self.problems = write_reports(
                 records,
@@ -95,13 +96,13 @@ class Controller:
                 stored=self.session.baselines.stored_ops(records),
             )
         if self.problems and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         records = self.records
         if not records:
             return
-        width = terminal_width(terminalreporter)
+        width = terminal_width(terminalreporter.config)
         if not self.settings.enabled:
             over = [r for r in records if r.status == Status.OVER_BUDGET]
             for line in wrap(
@@ -109,12 +110,12 @@ class Controller:
                 "(run with --neuron-profile for the report)",
                 width,
             ):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(terminal(line))
             return
         terminalreporter.section("neuronperf")
         verbosity = terminalreporter.config.get_verbosity()
         for line in self.summary_lines(records, verbosity, width):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(terminal(line))
 
     def summary_lines(self, records: list[Record], verbosity: int, width: int) -> list[str]:
         """The neuronperf section, fitted to ``width``: header, table, details, what became
@@ -146,6 +147,7 @@ def _write_progress(config: pytest.Config, line: str) -> None:
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None:
         return
+    line = terminal(line)  # a region or test name may hold control characters
     if capture is None:
         reporter.write_line(line)
         return

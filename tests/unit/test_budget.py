@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import helpers
 import pytest
 
 from pytest_neuronperf.gate.budget import check
@@ -15,28 +17,21 @@ from pytest_neuronperf.gate.marker import (
     tolerance_for,
 )
 from pytest_neuronperf.model import Measurement, Work
-from pytest_neuronperf.stats import Stats
 
 # Nine steady rounds and one preempted 10x over: the median is 100, the worst round 1000.
 ROUNDS = [100.0] * 9 + [1000.0]
 
 
 def measurement(region: str = "r", **changes: Any) -> Measurement:
-    values: dict[str, Any] = dict(
-        test_id="t.py::t",
-        region=region,
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=3,
-        kernels=4,
-        op_counts={"aten::mul": 3},
-        kernel_counts={"aten::mul": 4},
-        device_us=Stats.of(ROUNDS),
-        host_us=Stats.of([r / 2 for r in ROUNDS]),
-        rounds=len(ROUNDS),
+    m = helpers.measurement(
+        region,
+        ops={"aten::mul": 3},
+        kernels={"aten::mul": 4},
+        device=ROUNDS,
+        host=[r / 2 for r in ROUNDS],
+        environment={},
     )
-    values.update(changes)
-    return Measurement(**values)
+    return replace(m, **changes)
 
 
 def metrics(budget: Budget, *ms: Measurement) -> list[tuple[str, str, float | None]]:
@@ -208,3 +203,20 @@ def test_max_recompiles_fails_above_and_holds_at_the_limit() -> None:
     )
     (quiet,) = check(neuron_budget(max_recompiles=0), [measurement(recompiles=1)])
     assert quiet.sentence.endswith("(Dynamo gave no reason during this run)")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_ops": 10**400},
+        {"max_flops": 10**400},
+        {"max_device_us": 10**400},
+        {"max_kernels": 2**53 + 1},
+        {"max_recompiles": 10**30},
+    ],
+)
+def test_limits_past_what_a_float_holds_are_refused(kwargs: dict[str, Any]) -> None:
+    """Issue 24 item 15: 10**400 was an INTERNALERROR (OverflowError) in the run."""
+    with pytest.raises(BudgetError, match=r"expected .*(at most|> 0)"):
+        neuron_budget(**kwargs)
+    assert check(neuron_budget(max_ops=2**53), [measurement()]) == []

@@ -7,6 +7,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import helpers
 import pytest
 
 from pytest_neuronperf.baselines import store as bstore
@@ -70,21 +71,7 @@ def test_improvement_and_too_few_rounds() -> None:
 
 
 def measurement(ops: dict[str, int], device: list[float], region: str = "r") -> Measurement:
-    return Measurement(
-        test_id="t.py::t",
-        region=region,
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=sum(ops.values()),
-        kernels=sum(ops.values()),
-        op_counts=ops,
-        kernel_counts=ops,
-        device_us=Stats.of(device),
-        host_us=Stats.of(device),
-        per_op=(),
-        rounds=len(device),
-        environment={"torch": "2.13.0", "device_kind": "cpu:x86_64"},
-    )
+    return helpers.measurement(region, ops=ops, device=device)
 
 
 TIMES = [100.0 + i for i in range(10)]

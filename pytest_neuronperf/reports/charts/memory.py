@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from html import escape
 
 from ...model import MemoryStep
+from ...names import elide
 from ...units import format_bytes
 from . import svg
 
-LINE = "#7c3aed"
-PEAK = "#dc2626"
+LINE = svg.VIOLET
+PEAK = svg.WORSE
 LEFT, TOP, PLOT_W, PLOT_H, BOTTOM = 78, 14, 380, 150, 74
 # Widest op label under the axis, in characters.
 LABEL_CHARS = 18
@@ -43,7 +44,7 @@ def chart(steps: Sequence[MemoryStep], peak: int) -> str:
         body.append(svg.text(LEFT - 4, y(tick) + 4, format_bytes(tick), text_anchor="end"))
     for i, s in enumerate(steps):
         mid = (x(i) + x(i + 1)) / 2
-        label = svg.elide_middle(s.op, LABEL_CHARS)
+        label = elide(s.op, LABEL_CHARS)
         body.append(
             svg.el(
                 "text",
