@@ -26,7 +26,11 @@ def _parser() -> argparse.ArgumentParser:
         "--neuron-profile-trace-dir (CPU, CUDA or ROCm); or, for a Neuron profile directory "
         "or SystemProfileEvents.parquet, device executions per model and device time.",
     )
-    rep.add_argument("trace", type=Path, help="the trace file")
+    rep.add_argument(
+        "trace",
+        type=Path,
+        help="the trace file, or a folder of one job's rank traces (one row per rank and step)",
+    )
     rep.add_argument(
         "--region",
         metavar="NAME",
