@@ -10,6 +10,7 @@ from collections.abc import Generator
 
 import pytest
 
+from ..escape import terminal, xml
 from ..fixture import NeuronProfile
 from ..gate.compare import Comparison, judged_by_reference, window_settled
 from ..gate.marker import Budget, tolerance_for
@@ -145,9 +146,11 @@ class MeasuringSession:
         width = terminal_width(self.config)
         if verdict.failed:
             report.outcome = "failed"
-            report.longrepr = "\n".join(w for s in verdict.sentences for w in wrap(s, width))
+            report.longrepr = terminal(
+                "\n".join(w for s in verdict.sentences for w in wrap(s, width))
+            )
             section = self._section(item.nodeid, verdict, measurements, width)
-            report.sections.append((SECTION, section))
+            report.sections.append((SECTION, terminal(section)))
         sections = [(name, quiet(name, text)) for name, text in report.sections]
         report.sections[:] = [(name, text) for name, text in sections if text.strip()]
         for record in verdict.records:
@@ -258,13 +261,14 @@ def records_of(report: pytest.TestReport) -> tuple[Record, ...]:
 
 def junit_properties(record: Record) -> list[tuple[str, object]]:
     m = record.measurement
-    prefix = f"{JUNIT_PREFIX}{m.region}"
+    # pytest escapes a property's value for XML, not its name.
+    prefix = f"{JUNIT_PREFIX}{xml(m.region)}"
     return [
         (f"{prefix}.ops", m.ops),
         (f"{prefix}.kernels", m.kernels),
         (f"{prefix}.device_us", round(m.device_us.median, 3)),
         (f"{prefix}.host_us", round(m.host_us.median, 3)),
-        (f"{prefix}.device_kind", m.device_kind),
+        (f"{prefix}.device_kind", xml(m.device_kind)),
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
         (f"{prefix}.status", str(record.status)),
         # The word and text every report shows (reports/status.py, reports/change.py).
