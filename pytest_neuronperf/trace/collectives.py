@@ -72,10 +72,16 @@ def calls_from_chrome(doc: Any, group_size: int = 0) -> list[Call]:
     annotations: list[dict[str, Any]] = []
     params: dict[tuple[Any, Any], list[tuple[float, float, dict[str, Any]]]] = {}
     for ev in raw:
-        if not isinstance(ev, dict) or ev.get("ph") != "X":
+        if not isinstance(ev, dict):
             continue
-        name, cat = ev.get("name"), ev.get("cat")
-        if not isinstance(name, str) or not isinstance(cat, str) or not _timed(ev):
+        # The name first: it rules out nearly every event of a trace for one lookup.
+        name = ev.get("name")
+        if not isinstance(name, str) or (
+            name != PARAM_COMMS and not name.startswith(BACKEND_PREFIXES)
+        ):
+            continue
+        cat = ev.get("cat")
+        if ev.get("ph") != "X" or not isinstance(cat, str) or not _timed(ev):
             continue
         if cat.lower() == "user_annotation" and collective_name(name) is not None:
             annotations.append(ev)

@@ -34,10 +34,19 @@ from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
 from .analysis import Mode, RoundResult, TraceIndex, analyze_node, node_memory, region_ops
-from .collectives import Call, calls_from_chrome, calls_in, comm_time, count, round_comm
+from .collectives import (
+    BACKEND_PREFIXES,
+    PARAM_COMMS,
+    Call,
+    calls_from_chrome,
+    calls_in,
+    comm_time,
+    count,
+    round_comm,
+)
 from .collectives import worst_round as worst_collectives
 from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
-from .memory import MemoryRecord, records_from_chrome
+from .memory import MEMORY_RECORD, MemoryRecord, records_from_chrome
 from .summary import summarize
 
 ModeChoice = Literal["auto", "host", "device"]
@@ -97,7 +106,7 @@ def load_trace(path: Path) -> Any:
             raise TraceError(f"{name}: corrupt gzip: {exc}") from None
     elif name.endswith(".gz"):
         raise TraceError(f"{name}: named .gz but is not gzip-compressed")
-    if not data.strip():
+    if not data or data.isspace():  # strip() would copy the whole file
         raise TraceError(f"{name}: empty file")
     try:
         return decode_json(data)
@@ -138,7 +147,7 @@ def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
     has_runtime = any(e.kind is Kind.RUNTIME or e.kind in DEVICE_KINDS for e in events)
     if not name and not has_runtime:
         return "cpu"
-    hip = any(e.kind is Kind.RUNTIME and e.name.startswith("hip") for e in events)
+    hip = any(e.name.startswith("hip") for e in events if e.kind is Kind.RUNTIME)
     return f"{'rocm' if hip else 'cuda'}:{name or 'unknown'}"
 
 
@@ -224,15 +233,32 @@ def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
     if chosen == "host" and not index.roots:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     world = _world_size(doc)
+    few = _collective_or_memory_events(doc)
     return Prepared(
         events,
         index,
         chosen,
         device_kind_of(doc, events),
         world,
-        calls_from_chrome(doc, world),
-        records_from_chrome(doc),
+        calls_from_chrome(few, world),
+        records_from_chrome(few),
     )
+
+
+def _collective_or_memory_events(doc: Any) -> list[Any]:
+    """The few raw events the collectives and memory readers look at, in trace order, in
+    one pass: each reader then walks these instead of the whole trace again."""
+    raw = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    if not isinstance(raw, list):
+        return []
+    prefixes = (*BACKEND_PREFIXES, PARAM_COMMS, MEMORY_RECORD)
+    return [
+        ev
+        for ev in raw
+        if isinstance(ev, dict)
+        and isinstance(name := ev.get("name"), str)
+        and name.startswith(prefixes)
+    ]
 
 
 def select_regions(
