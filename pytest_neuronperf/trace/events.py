@@ -426,15 +426,20 @@ def build_tree(events: Sequence[Event]) -> list[Event]:
         # Outer events first when two start together, so they become the parent.
         track_events.sort(key=lambda e: (e.start_us, -e.dur_us))
         stack: list[Event] = []
+        # Each open event's end less the tolerance, beside it: computed once, not per child.
+        ends: list[float] = []
         for ev in track_events:
+            start = ev.start_us
             # A small tolerance: chrome traces round to the ns and children can appear to
             # end a hair after their parent.
-            while stack and ev.start_us >= stack[-1].end_us - 1e-3:
+            while ends and start >= ends[-1]:
                 stack.pop()
+                ends.pop()
             if stack:
                 ev.parent = stack[-1]
                 stack[-1].children.append(ev)
             else:
                 roots.append(ev)
             stack.append(ev)
+            ends.append(start + ev.dur_us - 1e-3)
     return roots
