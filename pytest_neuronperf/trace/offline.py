@@ -192,6 +192,10 @@ def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
         )
         for name, nodes in groups
     )
+    # Parent and child link each other: without this the events outlive the report as
+    # cycles, and the first collection after the pause walks every one of them.
+    for ev in trace.events:
+        ev.parent = None
     return TraceReport(str(path), trace.mode, trace.device_kind, regions)
 
 
