@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from ..errors import NeuronPerfError
@@ -410,6 +411,10 @@ def _int(v: Any) -> int:
         return 0
 
 
+_START = attrgetter("start_us")
+_DUR = attrgetter("dur_us")
+
+
 def build_tree(events: Sequence[Event]) -> list[Event]:
     """Link host events (ops, annotations, runtime calls) into parent/child trees by time
     containment on each track; returns the roots. Device events stay flat: they are tied
@@ -424,7 +429,10 @@ def build_tree(events: Sequence[Event]) -> list[Event]:
     roots: list[Event] = []
     for track_events in by_track.values():
         # Outer events first when two start together, so they become the parent.
-        track_events.sort(key=lambda e: (e.start_us, -e.dur_us))
+        # Two stable sorts (reverse keeps stability) order as the key (start, -dur) would,
+        # without a tuple per event.
+        track_events.sort(key=_DUR, reverse=True)
+        track_events.sort(key=_START)
         stack: list[Event] = []
         # Each open event's end less the tolerance, beside it: computed once, not per child.
         ends: list[float] = []
