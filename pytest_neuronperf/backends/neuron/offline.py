@@ -78,7 +78,7 @@ class NeuronReport:
         executions are the region's kernels, their summed time its one device sample;
         ``test_id`` is the file's name, so that main's profile pairs with the pull
         request's in ``neuronperf compare``."""
-        test_id = Path(self.source).name
+        test_id = Path(self.source).name or Path(self.source).resolve().name  # '.'
         env = {"backend": "neuron-runtime-trace", "device_kind": DEVICE_KIND, "torch": "?"}
         return [
             Record(
