@@ -7,6 +7,7 @@ import json
 import sys
 
 import pytest
+from helpers import sampled_windows
 from test_baseline import FILE, MODULE, run, stored
 
 from pytest_neuronperf.measure.window import RECORD_WINDOWS
@@ -14,7 +15,9 @@ from pytest_neuronperf.measure.window import RECORD_WINDOWS
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
+def test_recording_a_baseline_pools_several_windows(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester.makepyfile(
         test_it="""
 import torch
@@ -27,13 +30,18 @@ def test_a(neuron_profile):
     # The plain run measures into a directory of its own: this test is about what is
     # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
     plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
-    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), (plain, 0.06)):
+    windows = sampled_windows(monkeypatch)
+    for extra, count in ((["--neuron-profile-update"], RECORD_WINDOWS), (plain, 1)):
+        windows.clear()
         report = pytester.path / "report.json"
         result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
         result.assert_outcomes(passed=1)
         (row,) = json.loads(report.read_text())["measurements"]
-        # window_s is how long the sampling ran: its windows, whole, and their last call.
-        assert seconds <= row["measurement"]["window_s"] < seconds * 1.5, extra
+        # What was sampled, not how long it took: whole windows of 0.06 s, as many as asked.
+        assert [(plan.seconds, plan.settled) for plan, _ in windows] == [(0.06, None)] * count
+        # window_s is how long the sampling ran: its windows together.
+        spent = sum(samples.seconds for _, samples in windows)
+        assert row["measurement"]["window_s"] == pytest.approx(spent), extra
         assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
 
 
