@@ -111,3 +111,49 @@ def test_record_command_end_to_end(pytester: pytest.Pytester) -> None:
     )
     entry = stored(pytester)["entries"]["test_it.py::test_b"]["work"]  # type: ignore[index]
     assert entry["processes"] == 2 and len(entry["host_us"]["samples"]) == 10
+
+
+@pytest.mark.slow
+def test_record_says_what_the_failing_first_process_wrote(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_rec="""
+import torch
+
+def test_good(neuron_profile):
+    neuron_profile(torch.exp, torch.ones(64))
+
+def test_bad(neuron_profile):
+    neuron_profile(torch.exp, torch.ones(64))
+    assert False
+"""
+    )
+    args = (
+        "--",
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile-rounds=2",
+        "--neuron-profile-warmup=1",
+    )
+    result = pytester.run(
+        sys.executable, "-m", "pytest_neuronperf", "record", "--processes", "3", *args
+    )
+    assert result.ret == 1
+    written = json.loads(next((pytester.path / ".neuronperf").glob("*.json")).read_text())
+    assert list(written["entries"]) == ["test_rec.py::test_good"]
+    result.stderr.fnmatch_lines(
+        [
+            "neuronperf record: process 1 of 3 exited with status 1: it recorded the entries "
+            "of the tests that passed, not of those that failed; processes 2-3 did not run"
+        ]
+    )
+    # A run that wrote nothing says so.
+    empty = pytester.run(
+        sys.executable, "-m", "pytest_neuronperf", "record", "--processes", "2", *args, "-k", "none"
+    )
+    assert empty.ret == 5
+    empty.stderr.fnmatch_lines(
+        [
+            "neuronperf record: process 1 of 2 exited with status 5: it wrote nothing "
+            "(baselines are written only after exit status 0 or 1); process 2 did not run"
+        ]
+    )
