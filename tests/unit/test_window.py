@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import helpers
 import pytest
 import torch
 from helpers import sampled_windows
@@ -159,20 +160,7 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler(
 
 
 def timed(device: list[float], host: list[float]) -> Measurement:
-    return Measurement(
-        test_id="t.py::t",
-        region="r",
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=1,
-        kernels=1,
-        op_counts={"aten::mul": 1},
-        kernel_counts={"aten::mul": 1},
-        device_us=Stats.of(device),
-        host_us=Stats.of(host),
-        per_op=(),
-        rounds=len(device),
-    )
+    return helpers.measurement(ops={"aten::mul": 1}, device=device, host=host)
 
 
 TIMES = [100.0 + i for i in range(10)]
