@@ -81,6 +81,10 @@ class Figures(Coded):
     # the cpu gate calls a regression only when both agree (compare.py).
     dispatch_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
     host_relative_dispatch: Stats | None = field(default=None, metadata=_POSITIVE)
+    # The same against the compute-bound tick (a small matmul), which arithmetic-heavy
+    # regions follow; it joins the agreement for them (gate/ticks.py).
+    compute_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
+    host_relative_compute: Stats | None = field(default=None, metadata=_POSITIVE)
 
     def figures(self) -> dict[str, Any]:
         """The shared figures as keyword arguments, dicts copied: ``Entry(**m.figures())``."""

@@ -65,6 +65,8 @@ def host_fields(
         "host_relative": Stats.of(s.relative) if s.relative else None,
         "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,
         "host_relative_dispatch": (Stats.of(s.relative_dispatch) if s.relative_dispatch else None),
+        "compute_reference_us": Stats.of(s.compute_us) if s.compute_us else None,
+        "host_relative_compute": Stats.of(s.relative_compute) if s.relative_compute else None,
     }
 
 

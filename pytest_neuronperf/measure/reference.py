@@ -24,6 +24,12 @@ processes kept a steady ratio to the dispatch tick (sd 0.7%) while its ratio to 
 tick varied 11% (benchmarks/explore_reference.py). Which tick a region follows depends on
 the region, so window.py keeps the region against both and compare.py calls a regression
 only when both agree.
+
+A third, compute-bound tick (a 96x96 matmul into a buffer it keeps, about 20 µs here, most of
+it arithmetic through the same BLAS path as a user's matmul) follows what the other two
+miss: a 256x256 matmul's ratio to a small elementwise op ran from 20 to 39 within 40 s while
+the matmul itself stayed within 327-413 µs (benchmarks/RESULTS.md). It costs several small
+ticks, so window.py times it a few times per round, not before every call.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ from typing import Any
 
 _ELEMENTS = 2**15
 _DISPATCH_ELEMENTS = 8
+# 96x96: operands of 108 KB stay in a core's L2, and at about 20 µs on one thread the
+# arithmetic is most of the call (64x64, about 7 µs, is a third dispatch).
+_MATMUL_SIDE = 96
 CALLS_PER_TICK = 3
 
 
@@ -44,6 +53,7 @@ class Reference:
     def __init__(self) -> None:
         self._memory = _multiply(_ELEMENTS)
         self._dispatch = _multiply(_DISPATCH_ELEMENTS)
+        self._compute = _matmul(_MATMUL_SIDE)
 
     def tick(self) -> float:
         """The memory-bound workload: the median of a few timed calls, in µs, as one figure
@@ -54,6 +64,10 @@ class Reference:
         """The dispatch-bound workload, timed the same way."""
         return _tick(self._dispatch)
 
+    def compute_tick(self) -> float:
+        """The compute-bound workload, timed the same way."""
+        return _tick(self._compute)
+
 
 def _multiply(elements: int) -> Callable[[], Any]:
     import torch
@@ -62,6 +76,21 @@ def _multiply(elements: int) -> Callable[[], Any]:
 
     def fn() -> Any:
         return torch.mul(x, y, out=out)
+
+    for _ in range(20):
+        fn()
+    return fn
+
+
+def _matmul(side: int) -> Callable[[], Any]:
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.rand(side, side, generator=gen), torch.rand(side, side, generator=gen)
+    out = torch.empty(side, side)
+
+    def fn() -> Any:
+        return torch.mm(a, b, out=out)
 
     for _ in range(20):
         fn()

@@ -14,6 +14,7 @@ import torch
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.gate import compare as compare_module
+from pytest_neuronperf.gate import ticks as ticks_module
 from pytest_neuronperf.gate.compare import compare, window_settled
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.runner import Runner
@@ -92,6 +93,9 @@ class SteadyReference:
     def dispatch_tick(self) -> float:
         return 1.0
 
+    def compute_tick(self) -> float:
+        return 20.0
+
 
 def test_after_a_stall_no_round_is_one_call_that_carries_a_scheduler_tick() -> None:
     """A loaded machine: 2 µs calls, descheduled for 45 ms in round 0, then, just resumed,
@@ -136,7 +140,9 @@ def test_window_setting_levels_and_bad_values() -> None:
 
 
 def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() -> None:
-    runner = Runner(CpuBackend(), count_work=False, window=0.2)
+    # One thread, the plugin's default: on two loaded cores a 2-thread matmul tick waits
+    # milliseconds for a core (docs/threads.md), and the window would hold few calls.
+    runner = Runner(CpuBackend(), count_work=False, window=0.2, threads=1)
     x = torch.randn(64, 64)
     result, m = runner.measure_callable(
         torch.relu, (x,), {}, test_id="t", name="relu", warmup=2, rounds=5
@@ -203,6 +209,9 @@ class FakeReference:
 
     def dispatch_tick(self) -> float:
         return 5.0
+
+    def compute_tick(self) -> float:
+        return 40.0
 
 
 def test_relative_is_the_low_decile_of_each_call_over_its_own_tick() -> None:
@@ -345,6 +354,7 @@ def test_a_comparison_bootstraps_only_the_times_it_judges(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(compare_module, "compare_times", counted)
+    monkeypatch.setattr(ticks_module, "compare_times", counted)
     entry, now = Entry.of(two_ticks(1.0, 1.0)), two_ticks(1.3, 1.5)
     for kwargs, bootstraps, status in (
         # cpu: host time against both ticks; neither device_us nor raw host_us is judged.
