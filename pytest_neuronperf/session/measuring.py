@@ -129,7 +129,12 @@ class MeasuringSession:
         budgets = item.stash.get(budgets_key, ())
         comparisons = {m.region: self._comparison(item, m, budgets) for m in measurements}
         verdict = judge(
-            measurements, budgets, comparisons, passed=report.passed, update=self.settings.update
+            measurements,
+            budgets,
+            comparisons,
+            passed=report.passed,
+            update=self.settings.update,
+            strict_budgets=self.settings.budget_strict,
         )
         if verdict.failed:
             report.outcome = "failed"

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import check
+from ..gate.budget import check, time_notes
 from ..gate.compare import Comparison, compare
 from ..gate.marker import Budget, tolerance_for
 from ..model import Measurement, Record, Status
@@ -60,12 +60,18 @@ def judge(
     *,
     passed: bool,
     update: bool,
+    strict_budgets: bool = False,
 ) -> Verdict:
     """``comparisons`` maps a region to its baseline comparison (None or absent: no
     baseline was loaded). Only a test that ran to the end is judged: one that raised may
     not have reached its measurements, and its own failure is the news. While recording
-    (``update``) the baseline judges nothing: the new figures are what is being stored."""
-    violations = [v for b in budgets for v in check(b, measurements)] if passed else []
+    (``update``) the baseline judges nothing: the new figures are what is being stored.
+    ``strict_budgets``: time limits on the bare median (gate/budget.py)."""
+    violations = (
+        [v for b in budgets for v in check(b, measurements, strict=strict_budgets)]
+        if passed
+        else []
+    )
     baseline_failed = [
         (m.region, c)
         for m in measurements
@@ -87,10 +93,15 @@ def judge(
         else:
             status = Status.OK if mine else Status.MEASURED
         c = comparisons.get(m.region)
+        # A time limit too few rounds could judge says so where the budget is shown.
+        unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets)]
+        described = "; ".join(b.describe() for b in mine)
+        if unjudged and passed:
+            described += f" ({'; '.join(unjudged)})"
         records.append(
             Record(
                 m,
-                "; ".join(b.describe() for b in mine),
+                described,
                 status,
                 failed,
                 baseline=c.status if c else "",
