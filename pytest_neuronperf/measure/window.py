@@ -74,10 +74,14 @@ class WindowPlan:
     """How host time is sampled for one measurement: ``seconds`` of window (0: one call per
     round) and, where the time is judged against a baseline, ``settled``: given the rounds
     sampled so far, why they already settle the verdict (the window then stops), or None
-    to sample on. Without it the window runs whole."""
+    to sample on. Without it the window runs whole. ``passes``: at most this many passes of
+    ``seconds / PASSES`` each (a recording may sample up to RECORD_WINDOWS windows' worth);
+    ``what`` names the sampling in its note."""
 
     seconds: float
     settled: Callable[[HostSamples], str | None] | None = None
+    passes: int = PASSES
+    what: str = "window"
 
 
 def sample_host(
@@ -158,30 +162,31 @@ def sample_window(
     reference: Reference | None,
     clock: Callable[[], int] = time.perf_counter_ns,
 ) -> HostSamples:
-    """One window of ``plan.seconds`` in PASSES passes, pooled per round (so each round's
-    sample stays one figure from blocks of the same length, whether the window ran whole or
-    stopped early). With ``plan.settled`` it stops after the first pass whose pooled rounds
-    settle the verdict; it also stops once the window's time is spent (a callable slower
-    than a pass's blocks)."""
+    """One window of up to ``plan.passes`` passes of ``plan.seconds / PASSES``, pooled per
+    round (so each round's sample stays one figure from blocks of the same length, whether
+    the window ran whole or stopped early). With ``plan.settled`` it stops after the first
+    pass whose pooled rounds settle the verdict; it also stops once the window's time is
+    spent (a callable slower than a pass's blocks)."""
     if plan.seconds <= 0:
         return sample_host(call, rounds, 0.0, reference, clock)
     start = clock()
     passes: list[HostSamples] = []
     note = ""
-    while len(passes) < PASSES:
+    most = max(1, plan.passes)
+    while len(passes) < most:
         passes.append(sample_host(call, rounds, plan.seconds / PASSES, reference, clock))
-        if clock() - start >= plan.seconds * 1e9:
+        if clock() - start >= plan.seconds * most / PASSES * 1e9:
             break  # the window's time is spent: a callable slower than a pass's blocks
-        if plan.settled is None or len(passes) == PASSES:
+        if plan.settled is None or len(passes) == most:
             continue
         why = plan.settled(pooled(passes))
         if why is not None:
-            note = f"window stopped after {len(passes)} of {PASSES} passes: {why}"
+            note = f"{plan.what} stopped after {len(passes)} of {most} passes: {why}"
             break
     if plan.settled is not None and not note:
         note = (
-            f"window ran {len(passes)} of {PASSES} passes, its whole time: the host time's "
-            "verdict was not settled before"
+            f"{plan.what} ran {len(passes)} of {most} passes, its whole time: the host time's "
+            f"{'precision' if plan.what == 'recording' else 'verdict'} was not settled before"
         )
     return replace(pooled(passes), seconds=(clock() - start) / 1e9, note=note)
 

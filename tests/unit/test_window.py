@@ -444,8 +444,10 @@ def test_a(neuron_profile):
 
     try:
         recorded = measured("--neuron-profile-update")
-        assert recorded["window_s"] >= 0.06 * RECORD_WINDOWS
-        assert recorded["window_note"] == "", "a recording samples every window whole"
+        # A recording samples passes until its figures are pinned down (gate/record.py), at
+        # least one, at most RECORD_WINDOWS windows' worth.
+        assert 0.06 / PASSES <= recorded["window_s"] < 0.06 * RECORD_WINDOWS * 1.5
+        assert recorded["window_note"].startswith(("recording stopped after", "recording ran "))
         judged = measured("--neuron-profile")
         assert judged["window_s"] > 0 and judged["host_calls"] > 10
         # The adaptive window says where it stopped, unless a busy moment made its host time
