@@ -6,7 +6,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .measure import distributed as dist_measure
 from .measure.errors import MeasureError
+from .measure.group import group
 from .measure.runner import Runner
 from .measure.window import WindowPlan
 from .model import Measurement
@@ -83,6 +85,8 @@ class NeuronProfile:
         if not self.enabled:
             return fn(*args, **kwargs)
         region = self._unique(name or _callable_name(fn))
+        if group() is not None or _torchrun_world() > 1:
+            return self._measure_rank(fn, args, kwargs, region, rounds, warmup)
         result, measurement = self._runner().measure_callable(
             fn,
             args,
@@ -96,6 +100,86 @@ class NeuronProfile:
         )
         self._record(measurement)
         return result
+
+    def _measure_rank(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        region: str,
+        rounds: int | None,
+        warmup: int | None,
+    ) -> Any:
+        """Under a process group (torchrun): this rank in lockstep with the others, every
+        rank's figures gathered through the group, the region recorded as one."""
+        if group() is None:
+            raise MeasureError(
+                f"neuron_profile({region!r}): torchrun started {_torchrun_world()} ranks but "
+                "torch.distributed is not initialised in this one; call "
+                "torch.distributed.init_process_group() first (a session fixture in conftest.py)"
+            )
+        runner = self._runner()
+        result, mine = dist_measure.measure_rank(
+            fn,
+            args,
+            kwargs,
+            backend=runner.backend,
+            environment=runner.environment,
+            test_id=self.test_id,
+            name=region,
+            seq=runner._seq_no(),
+            rounds=self.rounds if rounds is None else rounds,
+            warmup=self.warmup if warmup is None else warmup,
+        )
+        self._record(dist_measure.combine(dist_measure.gather(mine)))
+        return result
+
+    def distributed(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        world_size: int = 2,
+        backend: str = "gloo",
+        name: str | None = None,
+        rounds: int | None = None,
+        warmup: int | None = None,
+        timeout: float = 120.0,
+        **kwargs: Any,
+    ) -> list[Measurement]:
+        """Spawn ``world_size`` ranks, each with the process group initialised (``backend``:
+        gloo on CPU, nccl on CUDA), measure ``fn(*args, **kwargs)`` on every rank in lockstep
+        and record the region once (its heaviest rank's figures, every rank's summary);
+        return each rank's Measurement. ``fn`` and its arguments must pickle (a module-level
+        function). A rank that raises, dies or outlasts ``timeout`` seconds fails the test,
+        and every rank is stopped. When measuring is off, each rank just runs ``fn`` once."""
+        from .measure.spawn import RankJob, check_request, free_port, run_ranks
+
+        if not callable(fn):
+            raise TypeError(f"neuron_profile.distributed: expected a callable, got {fn!r}")
+        check_request(world_size, backend, timeout)
+        region = self._unique(name or _callable_name(fn))
+        runner = self._runner() if self.enabled else None
+        job = RankJob(
+            fn=fn,
+            args=args,
+            kwargs=kwargs,
+            test_id=self.test_id,
+            name=region,
+            seq=runner._seq_no() if runner is not None else 0,
+            rounds=self.rounds if rounds is None else rounds,
+            warmup=self.warmup if warmup is None else warmup,
+            backend=backend,
+            world_size=world_size,
+            port=free_port(),
+            timeout_s=float(timeout),
+            measure=self.enabled,
+            # One intra-op thread a rank: the ranks share the machine's cores.
+            threads=1 if backend == "gloo" else None,
+        )
+        per_rank = run_ranks(job)
+        if per_rank:
+            self._record(dist_measure.combine(per_rank))
+        return per_rank
 
     @contextmanager
     def region(self, name: str) -> Iterator[None]:
@@ -135,6 +219,16 @@ class NeuronProfile:
         while f"{name}#{i}" in taken:
             i += 1
         return f"{name}#{i}"
+
+
+def _torchrun_world() -> int:
+    """WORLD_SIZE as torchrun sets it for each rank (0 when not under a launcher)."""
+    import os
+
+    try:
+        return int(os.environ.get("WORLD_SIZE", "0")) if "LOCAL_RANK" in os.environ else 0
+    except ValueError:
+        return 0
 
 
 def benchmark_extra_info(benchmark: Any) -> Callable[[Measurement], None]:

@@ -6,7 +6,6 @@ cross process boundaries (xdist workers) and land in files (baselines, reports).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, get_args, get_type_hints
@@ -48,6 +47,50 @@ class OpRow(Coded):
     kernels: float = 0.0
 
 
+@dataclass(frozen=True)
+class Collective(Coded):
+    """One collective name in a region's round: calls, the input messages' bytes summed,
+    the process group's size (0: unknown), and where the bytes came from ("message":
+    the trace's message sizes and dtype; "shapes": the call's input shapes; "": unknown,
+    bytes 0)."""
+
+    calls: int
+    bytes: int = 0
+    group_size: int = 0
+    bytes_from: str = ""
+
+
+@dataclass(frozen=True)
+class CommTime(Coded):
+    """Communication kernels of a region per round: most kernels in a round, their summed
+    and busy time, the compute's busy time beside it, and the exposed communication (the
+    time communication ran and no compute did)."""
+
+    kernels: int
+    kernel_us: Stats
+    busy_us: Stats
+    compute_us: Stats
+    exposed_us: Stats
+
+
+@dataclass(frozen=True)
+class RankFigures(Coded):
+    """One rank's figures of a distributed region, for the per-rank view."""
+
+    rank: int
+    ops: int
+    collectives: int
+    comm_bytes: int
+    device_us: float
+    host_us: float
+    # Device time split: compute, and communication nothing else overlapped (devices: the
+    # exposed communication kernels; CPU: the collectives' ops, waiting for peers included).
+    compute_us: float = 0.0
+    comm_us: float = 0.0
+    # Slowest rank beyond the tolerance of the median rank (gate/collectives.py).
+    straggler: bool = field(default=False, metadata=rule(omit=False))
+
+
 # Reference workloads and figures in their units divide or multiply times: a zero or
 # negative one is damage, never a measurement.
 _POSITIVE = rule(minimum=0.0, exclusive=True, nonempty=True)
@@ -85,6 +128,11 @@ class Figures(Coded):
     # regions follow; it joins the agreement for them (gate/ticks.py).
     compute_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
     host_relative_compute: Stats | None = field(default=None, metadata=_POSITIVE)
+    # Distributed regions (trace/collectives.py): per collective name, the worst round's
+    # calls and bytes, compared exactly; and the process group's size (0: none), so that an
+    # entry from before collectives were counted is told from one that made none.
+    collectives: dict[str, Collective] = field(default_factory=dict, metadata=rule(omit={}))
+    world_size: int = field(default=0, metadata=rule(omit=0))
 
     def figures(self) -> dict[str, Any]:
         """The shared figures as keyword arguments, dicts copied: ``Entry(**m.figures())``."""
@@ -152,6 +200,11 @@ class Measurement(Figures):
     # Sentences about how the host time was taken that a reader should see beside it: calls
     # quantised at the scheduler tick (measure/tick.py).
     host_notes: tuple[str, ...] = ()
+    # Distributed regions: communication kernels' time beside compute (device backends),
+    # the rank these figures are from and every rank's summary (measure/distributed.py).
+    comm: CommTime | None = field(default=None, metadata=rule(omit=None))
+    rank: int | None = field(default=None, metadata=rule(omit=None))
+    ranks: tuple[RankFigures, ...] = field(default=(), metadata=rule(omit=()))
 
     @property
     def roofline(self) -> Roofline | None:
@@ -168,10 +221,6 @@ class Measurement(Figures):
     @property
     def consistent(self) -> bool:
         return not self.round_variants
-
-    @property
-    def op_sequence(self) -> Counter[str]:
-        return Counter(self.op_counts)
 
 
 @dataclass(frozen=True)

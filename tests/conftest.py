@@ -4,6 +4,8 @@
 import pytest
 import torch
 import torch._dynamo
+import torch._dynamo.repro.after_aot
+import torch._dynamo.repro.after_dynamo
 import torch._inductor.codecache
 import torch._inductor.compile_fx
 import torch._inductor.config
@@ -25,3 +27,12 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 250-column terminal in the runs these tests start: the table keeps its columns and
     each footer sentence its line (both fit the terminal). Tests of the width set their own."""
     monkeypatch.setenv("COLUMNS", "250")
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own, with the runs it starts kept in their files' order: pytest-randomly,
+    when this suite runs under it, shuffles this suite, not the small suites tests write.
+    (Set here, after pytester clears PYTEST_ADDOPTS.)"""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    return pytester

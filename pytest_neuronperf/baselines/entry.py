@@ -58,6 +58,7 @@ class Entry(Figures):
             or self.rounds != new.rounds
             or self.environment != new.environment
             or (self.flops, self.bytes_moved) != (new.flops, new.bytes_moved)
+            or (self.collectives, self.world_size) != (new.collectives, new.world_size)
             or new.processes != 1
             or cap < 2
         ):

@@ -17,11 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import NeuronPerfError
+
 # Between tries: an update holds the lock for milliseconds to seconds (a slow disk).
 _POLL_S = 0.02
 
 
-class LockTimeout(TimeoutError):
+class LockTimeout(NeuronPerfError, TimeoutError):
     """The lock was held by another process for the whole deadline."""
 
 

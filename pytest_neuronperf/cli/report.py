@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..model import Measurement, Record, Status
+from ..reports.collectives import collective_lines
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
 from ..trace.offline import ModeChoice, TraceReport, report_trace
@@ -60,6 +61,7 @@ def _detail(m: Measurement) -> list[str]:
         if len(top) > _KERNELS_SHOWN:
             lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
     lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
+    lines += collective_lines(m)
     return lines
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..stats import CONFIDENCE, MIN_ROUNDS, Stats, median_interval
+from .collectives import budget_excess
 from .marker import Budget, fmt_limit
 
 if TYPE_CHECKING:
@@ -51,7 +52,11 @@ def check(
                 f"the test measured {names}",
             )
         ]
-    limited = bool(budget.limits()) or budget.min_roofline_fraction is not None
+    limited = (
+        bool(budget.limits())
+        or budget.min_roofline_fraction is not None
+        or budget.max_collectives is not None
+    )
     out: list[Violation] = []
     for m in selected:
         if limited and m.ops == 0:
@@ -62,7 +67,15 @@ def check(
         out.extend(_flops_violations(budget, m))
         out.extend(_fraction_violations(budget, m))
         out.extend(_time_violations(budget, m, strict))
+        out.extend(_collective_violations(budget, m))
     return out
+
+
+def _collective_violations(budget: Budget, m: Measurement) -> list[Violation]:
+    return [
+        Violation(m.region, e.metric, e.limit, e.value, e.sentence)
+        for e in budget_excess(budget.max_collectives, budget.max_comm_bytes, m)
+    ]
 
 
 def _ran_nothing(budget: Budget, m: Measurement) -> Violation:

@@ -12,6 +12,7 @@ from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
+from .collectives import compare_collectives
 from .ticks import COMPUTE, DISPATCH, MEMORY, agreed, judging_kinds, relative_changes, relatives_of
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
@@ -130,6 +131,10 @@ def compare(
     window = _recorded_otherwise(entry, m, WINDOW_KEY)
     found = _Findings()
     _judge_counts(entry, m, found)
+    comms = compare_collectives(entry.collectives, entry.world_size, m)
+    found.fails.extend(comms.fails)
+    found.gains.extend(comms.gains)
+    found.notes.extend(comms.notes)
     _judge_work(entry, m, found)
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     # Another torch may run the reference itself faster or slower: raw times then.
@@ -140,7 +145,9 @@ def compare(
         found.notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if window and (compare_host or host_timed):
         found.notes.append(NOT_COMPARABLE_NOTE + f"host time {window}")
-    status = _status(entry, m, found, unjudged_gate=bool(window) and host_timed)
+    status = _status(
+        entry, m, found, unjudged_gate=bool(window) and host_timed, comms_changed=comms.changed
+    )
     return Comparison(
         status,
         tuple(found.fails),
@@ -233,13 +240,18 @@ def _judge_times(
 
 
 def _status(
-    entry: Entry, m: Measurement, found: _Findings, *, unjudged_gate: bool
+    entry: Entry,
+    m: Measurement,
+    found: _Findings,
+    *,
+    unjudged_gate: bool,
+    comms_changed: bool = False,
 ) -> BaselineStatus:
     if found.fails:
         return BaselineStatus.REGRESSED
     if found.gains:
         return BaselineStatus.IMPROVED
-    if m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts:
+    if m.op_counts != entry.op_counts or m.kernel_counts != entry.kernel_counts or comms_changed:
         return BaselineStatus.CHANGED
     if unjudged_gate:
         # Counts held, and the time the verdict rests on could not be judged.

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import NeuronPerfError
 from ..settings import parse_tolerance
+from .collectives import PerKind, describe_limit, parse_max_collectives, parse_max_comm_bytes
 
 
 class BudgetError(NeuronPerfError, ValueError):
@@ -33,16 +34,22 @@ class Budget:
     # the bound that applies (compute or memory) the region must reach.
     max_flops: float | None = None
     min_roofline_fraction: float | None = None
+    # Distributed regions (gate/collectives.py): calls of every collective together or
+    # per name, and the bytes of their input messages.
+    max_collectives: int | PerKind | None = None
+    max_comm_bytes: float | None = None
 
     def limits(self) -> dict[str, float]:
         return {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name.startswith("max_") and getattr(self, f.name) is not None
+            if f.name.startswith("max_") and isinstance(getattr(self, f.name), int | float)
         }
 
     def describe(self) -> str:
         parts = [f"{k}={fmt_limit(v)}" for k, v in self.limits().items()]
+        if self.max_collectives is not None and not isinstance(self.max_collectives, int):
+            parts.append(f"max_collectives={describe_limit(self.max_collectives)}")
         if self.min_roofline_fraction is not None:
             parts.append(f"min_roofline_fraction={fmt_limit(self.min_roofline_fraction)}")
         if self.tolerance is not None:
@@ -64,6 +71,8 @@ def neuron_budget(
     max_recompiles: int | None = None,
     max_flops: float | None = None,
     min_roofline_fraction: float | None = None,
+    max_collectives: int | dict[str, int] | None = None,
+    max_comm_bytes: float | None = None,
 ) -> Budget:
     """Absolute budgets for the measurements of a test. Each limit is checked against every
     measurement of the test, or only the one named ``region``. Times are medians over the
@@ -75,7 +84,10 @@ def neuron_budget(
     recompilations during warm-up and rounds. ``max_flops`` bounds the FLOPs of one call
     (counted, not timed: the same on every machine) and ``min_roofline_fraction`` (0 to 1)
     the share of the device's roofline the region must reach; both need the callable form
-    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks."""
+    ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks.
+    ``max_collectives`` (0 allowed; a number, or per name: ``{"all_gather": 2}``) bounds the
+    collective calls of a distributed region's worst round, ``max_comm_bytes`` the bytes of
+    their input messages (docs/distributed.md)."""
     for name, value in (("max_ops", max_ops), ("max_kernels", max_kernels)):
         _whole(name, value, least=1)
     for name, value in (("max_graph_breaks", max_graph_breaks), ("max_recompiles", max_recompiles)):
@@ -94,6 +106,11 @@ def neuron_budget(
         raise BudgetError(
             f"region={region!r}: expected the name of a measurement (a non-empty string)"
         )
+    try:
+        collectives = parse_max_collectives(max_collectives)
+        comm_bytes = parse_max_comm_bytes(max_comm_bytes)
+    except ValueError as exc:
+        raise BudgetError(str(exc)) from None
     fraction = None
     if tolerance is not None:
         try:
@@ -111,6 +128,8 @@ def neuron_budget(
         max_recompiles=max_recompiles,
         max_flops=max_flops,
         min_roofline_fraction=min_roofline_fraction,
+        max_collectives=collectives,
+        max_comm_bytes=comm_bytes,
     )
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import Backend, Window
+from .group import profiler_kwargs
 from .progress import Writer, phase
 from .reference import Reference
 from .settle import page_faults, settle
@@ -56,7 +57,9 @@ def profile_rounds(
     out = Profiled()
     with (
         phase(progress, f"{what} profiling {len(markers)} rounds"),
-        profile(activities=backend.activities(), **backend.profiler_kwargs()) as prof,
+        profile(
+            activities=backend.activities(), **{**backend.profiler_kwargs(), **profiler_kwargs()}
+        ) as prof,
     ):
         # A fresh profiler's first rounds run slower: an unanalysed prime round absorbs
         # that (docs/design.md, "How a callable is measured").

@@ -12,6 +12,7 @@ from html import escape
 from ..model import OpRow, Record
 from ..trace.summary import op_diff
 from .charts import fusion, roofline, svg
+from .collectives import rank_view_html
 from .columns import Column
 from .provenance import Provenance
 from .status import (
@@ -343,6 +344,7 @@ def _region(
         f"host {m.host_us.median:,.1f} µs, median of {m.rounds} rounds, status "
         f"<b>{escape(r.status)}</b></p>"
         + (f"<ul>{problems}</ul>" if problems else "")
+        + rank_view_html(m)
         + '<p class="legend">device µs per op:<span class="current"></span>current'
         + ('<span class="baseline"></span>baseline' if stored else "")
         + "</p>"

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import NeuronPerfError
 from ..model import Record
 from .provenance import Ci, Git, Provenance
 
@@ -25,7 +26,7 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
-class ReportError(ValueError):
+class ReportError(NeuronPerfError, ValueError):
     """A file that is not a report this version can read; the message says which and why.
     ``not_a_report``: the file is some other JSON (or none), not a damaged report."""
 

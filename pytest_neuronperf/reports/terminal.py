@@ -326,6 +326,8 @@ def _window_text(m: Measurement) -> str:
 
 
 def measurement_detail(m: Measurement) -> str:
+    from .collectives import collective_lines  # it renders with this module's tabulate
+
     lines = [
         f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
         f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
@@ -364,6 +366,7 @@ def measurement_detail(m: Measurement) -> str:
         lines.append(f"kernels: {kernels}")
     for variant in m.round_variants:
         lines.append(f"ops varied across rounds: {variant}")
+    lines.extend(collective_lines(m))
     if m.graph_breaks or m.recompiles:
         lines.append(f"torch.compile: {m.graph_breaks} graph breaks, {m.recompiles} recompilations")
     lines.extend(m.compile_notes)

@@ -146,8 +146,3 @@ class BaselineSession:
             if entry is not None:
                 out[(m.test_id, m.region)] = (entry.per_op, entry.op_counts)
         return out
-
-
-def _reason(exc: OSError) -> str:
-    """``Permission denied``: the system's words, without the errno and the temp file name."""
-    return exc.strerror or str(exc) or type(exc).__name__

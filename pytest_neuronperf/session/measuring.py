@@ -136,6 +136,7 @@ class MeasuringSession:
             passed=report.passed,
             update=self.settings.update,
             strict_budgets=self.settings.budget_strict,
+            tolerance=self.settings.tolerance,
         )
         if verdict.failed:
             report.outcome = "failed"

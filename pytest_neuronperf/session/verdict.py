@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..baselines.entry import Entry
 from ..gate.budget import check, time_notes
+from ..gate.collectives import flag_stragglers
 from ..gate.compare import Comparison, compare
 from ..gate.marker import Budget, tolerance_for
 from ..model import Measurement, Record, Status
@@ -61,12 +62,20 @@ def judge(
     passed: bool,
     update: bool,
     strict_budgets: bool = False,
+    tolerance: float | None = None,
 ) -> Verdict:
     """``comparisons`` maps a region to its baseline comparison (None or absent: no
     baseline was loaded). Only a test that ran to the end is judged: one that raised may
     not have reached its measurements, and its own failure is the news. While recording
     (``update``) the baseline judges nothing: the new figures are what is being stored.
-    ``strict_budgets``: time limits on the bare median (gate/budget.py)."""
+    ``tolerance``: the session's, against which a distributed region's slowest rank is
+    flagged a straggler (the marker's for its region wins). ``strict_budgets``: time limits
+    on the bare median (gate/budget.py)."""
+    if tolerance is not None:
+        measurements = [
+            flag_stragglers(m, tolerance_for(budgets, m.region, tolerance)) if m.ranks else m
+            for m in measurements
+        ]
     violations = (
         [v for b in budgets for v in check(b, measurements, strict=strict_budgets)]
         if passed

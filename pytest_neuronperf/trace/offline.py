@@ -23,7 +23,7 @@ import json
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +32,8 @@ from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
 from .analysis import Mode, RoundResult, TraceIndex, analyze_node, region_ops
+from .collectives import Call, calls_from_chrome, calls_in, comm_time, count, round_comm
+from .collectives import worst_round as worst_collectives
 from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
 from .summary import summarize
 
@@ -167,8 +169,21 @@ def _report(path: Path, region: str | None, mode: ModeChoice) -> TraceReport:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     groups = select_regions(events, index, region, str(path))
     kind = device_kind_of(doc, events)
+    world = _world_size(doc)
+    calls = calls_from_chrome(doc, world)
     regions = tuple(
-        _region_report(name, nodes, chosen, index, kind, path.name) for name, nodes in groups
+        RegionReport(
+            with_collectives(
+                _region_report(name, nodes, chosen, index, kind, path.name).measurement,
+                name,
+                nodes,
+                chosen,
+                index,
+                calls,
+                world,
+            )
+        )
+        for name, nodes in groups
     )
     return TraceReport(str(path), chosen, kind, regions)
 
@@ -251,3 +266,46 @@ def _region_report(
         environment={"backend": "trace", "device_kind": kind, "torch": "?"},
     )
     return RegionReport(measurement)
+
+
+def _world_size(doc: Any) -> int:
+    """The process group's size Kineto wrote in ``distributedInfo``; 0 when absent."""
+    info = doc.get("distributedInfo") if isinstance(doc, dict) else None
+    size = info.get("world_size") if isinstance(info, dict) else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 0
+
+
+def with_collectives(
+    m: Measurement,
+    name: str,
+    nodes: Sequence[Event],
+    mode: Mode,
+    index: TraceIndex,
+    calls: Sequence[Call],
+    world_size: int,
+) -> Measurement:
+    """``m`` with the collectives of its worst round and, in device mode, the
+    communication kernels' time per round (trace/collectives.py)."""
+    whole = name == WHOLE_TRACE
+    per_round = [count(calls if whole else calls_in(n, calls)) for n in nodes]
+    comm = None
+    if mode == "device":
+        comm = comm_time(
+            [
+                round_comm(
+                    [
+                        e
+                        for g in (index.device.everything() if whole else index.device.in_span(n))
+                        for e in g.events
+                    ]
+                )
+                for n in nodes
+            ]
+        )
+    collectives = worst_collectives(per_round)
+    return replace(
+        m,
+        collectives=collectives,
+        comm=comm,
+        world_size=world_size if collectives or comm is not None else 0,
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 WIDTH = 1280
 
@@ -67,6 +68,8 @@ def executable() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+# Skips on a developer's machine without chromium only: .ci/run fails when it cannot
+# install it, so no browser test skips in CI.
 skip_without = pytest.mark.skipif(
     executable() is None, reason="chromium is not installed (.ci/run installs it)"
 )
@@ -126,7 +129,6 @@ def probe(page: Path, tmp: Path, selectors: str, *, height: int, hide_scrollbars
 
 
 def screenshot(page: Path, tmp: Path, height: int) -> Any:
-    image = pytest.importorskip("PIL.Image")
     shot = tmp / f"shot-{page.stem}.png"
     _run(
         [
@@ -137,7 +139,7 @@ def screenshot(page: Path, tmp: Path, height: int) -> Any:
         ],
         tmp,
     )
-    return image.open(shot).convert("RGB")
+    return Image.open(shot).convert("RGB")
 
 
 def look(page: Path, tmp: Path, selectors: str) -> tuple[Layout, Layout, Any]:

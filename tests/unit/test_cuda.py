@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pytest_neuronperf.backends import BackendUnavailable, CudaBackend, select
+from pytest_neuronperf.backends import BackendUnavailable, CudaBackend, NeuronBackend, select
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.trace.offline import report_trace
 
@@ -78,3 +78,62 @@ def test_rms_norm_is_one_op_on_the_gpu(
     assert m.ops == 1 and m.op_counts == {"aten::rms_norm": 1}
     assert 1 <= m.kernels <= 3
     assert m.per_op[0].device_us > 0
+
+
+# --- the device queries patched: what the backend makes of each answer, on any machine
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """torch.cuda answering as a machine with one NVIDIA H200 would; the calls it received."""
+    calls: list[str] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: f"NVIDIA H200#{index}")
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: calls.append("synchronize"))
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    monkeypatch.setattr(torch.version, "hip", None)
+    return calls
+
+
+def test_a_visible_device_makes_the_backend_available(
+    gpu: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert CudaBackend().unavailable_reason() is None
+    backend, note = select("cuda")
+    assert (backend.name, note) == ("cuda", "cuda")
+    monkeypatch.setattr(NeuronBackend, "unavailable_reason", lambda self: "no Neuron device")
+    backend, note = select("auto")
+    assert (backend.name, note) == ("cuda", "auto -> cuda")
+
+
+def test_an_nvidia_device_is_a_cuda_kind_named_for_the_device(gpu: list[str]) -> None:
+    backend = CudaBackend()
+    assert backend.device_kind() == "cuda:NVIDIA H200#0"
+    assert backend.versions() == {
+        "torch": str(torch.__version__),
+        "backend": "cuda",
+        "cuda": "12.8",
+    }
+    backend.synchronize()
+    assert gpu == ["synchronize"]
+
+
+def test_a_rocm_build_is_a_rocm_kind_so_its_baselines_never_mix_with_nvidias(
+    gpu: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    backend = CudaBackend()
+    assert backend.device_kind() == "rocm:NVIDIA H200#0"
+    assert backend.versions()["hip"] == "6.2.41133"
+    assert backend.versions()["cuda"] == "None"
+
+
+def test_no_visible_device_names_the_torch_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    reason = CudaBackend().unavailable_reason()
+    assert reason == (
+        f"no CUDA device is visible to torch (torch {torch.__version__}, built with CUDA 12.8)"
+    )

@@ -30,6 +30,10 @@ def rmsnorm() -> None:
 
 
 def backward() -> None:
+    # No gradient left from an earlier call: the first backward assigns each .grad, later
+    # ones add into it, so every call starts from none (an order-independent op count).
+    A.grad = None
+    MLP.zero_grad(set_to_none=True)
     MLP(A).sum().backward()  # the autograd engine's own thread
 
 

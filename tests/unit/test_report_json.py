@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from pytest_neuronperf.reports.json import (
@@ -35,7 +36,6 @@ def test_reads_a_version_1_report() -> None:
 
 
 def test_version_2_round_trips_with_git_and_ci(tmp_path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     records = load(DATA).records
     doc = document(records, backend_note="n", exit_status=0, provenance=PROVENANCE)
     assert doc["schema_version"] == SCHEMA_VERSION == 2

@@ -26,7 +26,7 @@ What this stands on (docs/neuron.md; none of it has been seen from hardware):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,14 +128,6 @@ def _paired(function_events: Iterable[Any]) -> tuple[list[Event], dict[int, Any]
             events.append(ev)
             source[id(ev)] = fe
     return events, source
-
-
-def _subtree(ev: Event) -> Iterator[Event]:
-    stack = [ev]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(node.children)
 
 
 def _kernel_entries(op: Event, source: Mapping[int, Any]) -> list[str]:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import NeuronPerfError
+
 EXEC_EVENT = "nc_exec_running"
 SYSTEM_TABLE = "SystemProfileEvents"
 REQUIRED = ("name", "start_ts", "end_ts")
@@ -31,7 +33,7 @@ OPTIONAL = ("flow_id", "process_id", "nc_idx", "pcore_idx", "extra_attributes_js
 INSTALL_EXTRA = "pip install 'pytest-neuronperf[neuron]'"
 
 
-class RuntimeTraceError(ValueError):
+class RuntimeTraceError(NeuronPerfError, ValueError):
     """A runtime trace that cannot be read or does not fit the rounds; one line, naming
     the file or the round and what is wrong."""
 
