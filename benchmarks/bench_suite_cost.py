@@ -134,9 +134,10 @@ WAYS: dict[str, tuple[str, list[str]]] = {
 
 
 def failures(summary: str) -> int:
-    """How many tests pytest's summary line (first of ``pytest_run``'s) says failed."""
+    """How many tests failed, from what ``pytest_run`` returns: ours as pytest's summary line
+    counts them, pytest-benchmark's as its lines naming each benchmark that failed."""
     found = re.search(r"(\d+) failed", summary.split(";")[0])
-    return int(found.group(1)) if found else 0
+    return (int(found.group(1)) if found else 0) + summary.count("Field 'median' has failed")
 
 
 def pytest_run(root: Path, suite: str, extra: list[str]) -> tuple[float, str]:
@@ -156,6 +157,8 @@ def pytest_run(root: Path, suite: str, extra: list[str]) -> tuple[float, str]:
     )
     # A failure in a run that changed nothing is the gate's false failure: shown, not hidden.
     failed = [x for x in lines if x.startswith(("FAILED ", "PERF "))]
+    # pytest-benchmark's compare fails the session, one line per benchmark, not per test.
+    failed += [x.strip() for x in lines if "Field 'median' has failed" in x]
     return seconds, "; ".join([summary.strip("= "), *failed])
 
 

@@ -302,8 +302,9 @@ def window_settled(
     against ``entry``, judged as compare() judges host time; why, or None to sample on.
 
     Settled: time cannot be judged (too few rounds); the interval against some tick lies
-    inside the tolerance band by a margin (STOP_SHARE of the tolerance) on both sides, so
-    the rule that both ticks must agree cannot call a change; or every tick's interval is
+    inside the tolerance band by a margin (STOP_SHARE of the tolerance) on both sides, or
+    one tick's lies below the upper edge and another's above the lower one by that margin,
+    so the rule that the ticks must agree cannot call a change; or every tick's interval is
     wholly past one edge (a regression then gets its second look, sampled whole)."""
     parts: list[tuple[str, TimeChange]] = []
     if by_reference:
@@ -326,6 +327,16 @@ def window_settled(
     for kind, c in parts:
         if c.low >= down * margin and c.high <= up / margin:
             return f"host time inside the tolerance{_against(kind)} ({c.percent()}, {c.interval()})"
+    # A change needs every tick: one tick that cannot show a regression and one that cannot
+    # show an improvement settle it as surely as one tick that can show neither.
+    no_rise = next(((k, c) for k, c in parts if c.high <= up / margin), None)
+    no_fall = next(((k, c) for k, c in parts if c.low >= down * margin), None)
+    if no_rise is not None and no_fall is not None:
+        return (
+            f"host time can be neither regressed{_against(no_rise[0])} "
+            f"({no_rise[1].interval()}) nor improved{_against(no_fall[0])} "
+            f"({no_fall[1].interval()})"
+        )
     for verdict in ("regressed", "improved"):
         if all(c.verdict == verdict for _, c in parts):
             shown = ", ".join(f"{kind or 'raw'} {c.percent()}" for kind, c in parts)

@@ -214,3 +214,23 @@ def test_the_compute_tick_is_timed_a_few_times_a_round_and_pairs_with_the_calls_
     ref = CountingReference()
     s = sample_host(call, rounds=3, window_s=0.0, reference=ref, clock=clock)  # type: ignore[arg-type]
     assert ref.compute_ticks == 3 and len(s.relative_compute) == 3
+
+
+def test_the_window_stops_once_one_tick_rules_out_a_rise_and_another_a_fall() -> None:
+    """A change needs every tick: against memory +12% (no fall possible) and dispatch -8%
+    (no rise possible) neither a regression nor an improvement can be called."""
+    entry = Entry.of(region(1, 1, 1, flops=ELEMENTWISE))
+    split = samples_of(region(1.12, 0.92, 1.0, flops=ELEMENTWISE))
+    why = window_settled(entry, split, tolerance=0.1, by_reference=True)
+    assert why == (
+        "host time can be neither regressed against the dispatch-bound tick (95% CI -8%..-8%) "
+        "nor improved against the memory-bound tick (95% CI +12%..+12%)"
+    )
+    assert compare(entry, region(1.12, 0.92, 1.0, flops=ELEMENTWISE), tolerance=0.1,
+                   host_timed=True).status == "same"  # fmt: skip
+    # Dispatch +9%: inside the band but not by the margin, so a rise is still possible.
+    rising = samples_of(region(1.12, 1.09, 1.0, flops=ELEMENTWISE))
+    assert window_settled(entry, rising, tolerance=0.1, by_reference=True) is None
+    # Both below the band's middle: no rise is possible, but a fall still is: sample on.
+    falling = samples_of(region(0.88, 0.92, 1.0, flops=ELEMENTWISE))
+    assert window_settled(entry, falling, tolerance=0.1, by_reference=True) is None
