@@ -5,8 +5,12 @@
     key_averages() for the per-op table). Target: <= 1.3x.
 (b) a suite of plain tests with the plugin installed and no flag, versus the same suite with
     ``-p no:neuronperf``. Target: <= 1.02x.
+(c) measuring a callable with memory profiled (``--neuron-profile-memory``, a memory budget
+    or a baseline holding memory) versus without, through the same Runner at one intra-op
+    thread and no host window, so the profiled rounds are most of what is timed: what
+    ``profile_memory=True`` adds to a measurement. No target: the cost is reported.
 
-Run: python benchmarks/bench_overhead.py [--repeats N]
+Run: python benchmarks/bench_overhead.py [--repeats N] [--only a,b,c]
 """
 
 from __future__ import annotations
@@ -89,6 +93,36 @@ def bench_measure(repeats: int) -> list[list[str]]:
     return rows
 
 
+def bench_memory(repeats: int) -> list[list[str]]:
+    x, w = torch.randn(16, 1024), torch.randn(1024)
+    runner = Runner(CpuBackend(), count_work=False, reference=False, window=0.0, threads=1)
+
+    def measure(fn: Callable[..., Any], memory: bool) -> None:
+        runner.measure_callable(
+            fn, (x, w), {}, test_id="bench", name="r", warmup=WARMUP, rounds=ROUNDS,
+            memory=memory,
+        )  # fmt: skip
+
+    rows = []
+    for name, fn in (("naive RMSNorm (6 ops)", naive), ("100 tiny ops", hundred_ops)):
+        measure(fn, True)
+        off, on = [], []
+        for _ in range(repeats):  # interleaved, so drift hits both alike
+            off.append(timed(lambda fn=fn: measure(fn, False)))  # type: ignore[misc]
+            on.append(timed(lambda fn=fn: measure(fn, True)))  # type: ignore[misc]
+        r, m = median(off), median(on)
+        rows.append(
+            [
+                f"(c) {name}, R={ROUNDS}, memory on vs off, 1 thread, window 0",
+                f"{r * 1e3:.2f} ms",
+                f"{m * 1e3:.2f} ms",
+                f"{m / r:.2f}x",
+                "reported",
+            ]
+        )
+    return rows
+
+
 SUITE = """
 import pytest
 
@@ -150,8 +184,16 @@ def bench_suite(repeats: int) -> list[list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default="a,b,c", help="which parts to run, e.g. c")
     args = parser.parse_args()
-    rows = bench_measure(args.repeats) + bench_suite(max(5, args.repeats))
+    parts = set(args.only.split(","))
+    rows = []
+    if "a" in parts:
+        rows += bench_measure(args.repeats)
+    if "b" in parts:
+        rows += bench_suite(max(5, args.repeats))
+    if "c" in parts:
+        rows += bench_memory(args.repeats)
     print(tabulate(rows, headers=["what", "reference", "pytest-neuronperf", "ratio", "target"]))
 
 

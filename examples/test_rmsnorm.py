@@ -5,7 +5,14 @@ naive version is one compiled region running one generated kernel. The budgets b
 those claims fail a merge when they stop being true. In roofline terms (see
 pytest_neuronperf/roofline.py) all three do the same FLOPs, but the naive version's six
 dispatches each read and write whole tensors: it moves about 3.4 times the bytes of the
-fused op or the compiled graph, which read x and w and write y. Run:
+fused op or the compiled graph, which read x and w and write y.
+
+Memory, measured on CPU from the profiler's memory records (peak bytes allocated above
+the call's start, the result included): the naive version peaks at two tensors of x's
+size (``x * r`` is alive while ``* w`` allocates the result); ``torch.rms_norm`` on CPU runs
+``_fused_rms_norm``, which materialises its own intermediate, so it peaks at two as well
+plus one float per row: on CPU it saves dispatches, not memory; the compiled graph
+allocates only its result and one float per row. Run:
 
     pytest examples/test_rmsnorm.py --neuron-profile
 """
@@ -43,23 +50,26 @@ def inputs() -> Inputs:
 
 # 4 FLOPs per element (square, sum, scale, weight) and 2 per row (eps, rsqrt).
 FLOPS = 4 * 16 * HIDDEN + 2 * 16
+# Bytes of one float32 tensor of x's shape, and of one float32 per row.
+X_BYTES = 16 * HIDDEN * 4
+ROW_BYTES = 16 * 4
 
 
-@pytest.mark.neuron_budget(max_ops=6, max_flops=FLOPS)
+@pytest.mark.neuron_budget(max_ops=6, max_flops=FLOPS, max_peak_memory=2 * X_BYTES)
 def test_naive(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_naive, x, w)
     torch.testing.assert_close(out, rmsnorm_fused(x, w))
 
 
-@pytest.mark.neuron_budget(max_ops=1, max_flops=FLOPS)
+@pytest.mark.neuron_budget(max_ops=1, max_flops=FLOPS, max_peak_memory=2 * X_BYTES + ROW_BYTES)
 def test_rms_norm_is_one_op(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
     out = neuron_profile(rmsnorm_fused, x, w)
     torch.testing.assert_close(out, rmsnorm_naive(x, w))
 
 
-@pytest.mark.neuron_budget(max_ops=1, max_kernels=1)
+@pytest.mark.neuron_budget(max_ops=1, max_kernels=1, max_peak_memory=X_BYTES + ROW_BYTES)
 @pytest.mark.slow  # torch.compile takes seconds: -m "not slow" leaves it out
 def test_compiled_is_one_fused_kernel(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
     x, w = inputs
@@ -82,3 +92,26 @@ def test_fusion_moves_fewer_bytes_for_the_same_flops(
     # tensors: seven of x's size, six of one float per row, and w; 3.4x the fused bytes.
     rows = x.shape[0] * x.element_size()
     assert naive.bytes_moved == 7 * x.nbytes + w.nbytes + 6 * rows
+
+
+@pytest.mark.neuron_budget(max_retained_memory=0)
+@pytest.mark.slow  # compiles (once for the module, shared with the test above)
+def test_memory_side_by_side(neuron_profile: NeuronProfile, inputs: Inputs) -> None:
+    x, w = inputs
+    neuron_profile(rmsnorm_naive, x, w)
+    neuron_profile(rmsnorm_fused, x, w)
+    neuron_profile(rmsnorm_compiled, x, w, name="rmsnorm_compiled")
+    peak = {
+        name: memory.peak_bytes
+        for name in ("rmsnorm_naive", "rmsnorm_fused", "rmsnorm_compiled")
+        if (memory := neuron_profile[name].memory) is not None
+    }
+    rows = x.shape[0] * x.element_size()
+    assert peak == {
+        "rmsnorm_naive": 2 * x.nbytes,
+        "rmsnorm_fused": 2 * x.nbytes + rows,
+        "rmsnorm_compiled": x.nbytes + rows,
+    }
+    # The naive version materialises x * x, x * r and the result: three of x's size.
+    naive = neuron_profile["rmsnorm_naive"].memory
+    assert naive is not None and naive.op_bytes["aten::mul"] == 3 * x.nbytes

@@ -35,8 +35,11 @@ class NeuronProfile:
         warmup: int,
         recheck: Callable[[Measurement], str | None] | None = None,
         window: Callable[[str], WindowPlan] | None = None,
+        memory: Callable[[str], bool] | None = None,
     ) -> None:
         self.test_id = test_id
+        # Whether a region's memory is profiled: a budget, a baseline or the setting asks.
+        self._memory = memory
         # How a region's host time is sampled: a window only where a time is judged.
         self._window = window
         # Says how a measurement's host time regressed against its baseline (None: it did
@@ -97,6 +100,7 @@ class NeuronProfile:
             rounds=self.rounds if rounds is None else rounds,
             recheck=self._recheck,
             window=self._window(region) if self._window is not None else None,
+            memory=self._memory is not None and self._memory(region),
         )
         self._record(measurement)
         return result
@@ -189,7 +193,11 @@ class NeuronProfile:
         if not self.enabled:
             yield
             return
-        with self._runner().region(self._unique(name), test_id=self.test_id, on_done=self._record):
+        region = self._unique(name)
+        memory = self._memory is not None and self._memory(region)
+        with self._runner().region(
+            region, test_id=self.test_id, on_done=self._record, memory=memory
+        ):
             yield
 
     @property

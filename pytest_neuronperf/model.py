@@ -6,6 +6,7 @@ cross process boundaries (xdist workers) and land in files (baselines, reports).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, get_args, get_type_hints
@@ -96,6 +97,36 @@ class RankFigures(Coded):
 _POSITIVE = rule(minimum=0.0, exclusive=True, nonempty=True)
 
 
+# Retained bytes are negative for a region that frees more than it allocates.
+_SIGNED = rule(minimum=-math.inf)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Memory(Coded):
+    """A region's memory, in bytes, from the worst round (the highest peak): the highest
+    level allocated above the region's start, all it allocated, and what it left allocated
+    at its end (a leak or a cache). ``op_bytes``: bytes each top-level op allocated, with
+    allocations under no op in a row of their own. ``source`` says what it rests on:
+    ``profiler`` (memory records, exact on CPU) or ``allocator`` (the device's counters)."""
+
+    peak_bytes: int
+    allocated_bytes: int
+    retained_bytes: int = field(metadata=_SIGNED)
+    op_bytes: dict[str, int] = field(default_factory=dict)
+    source: str = "profiler"
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class MemoryStep(Coded):
+    """One stretch of a region's memory timeline: an op (or the time between ops), the
+    highest level reached in it and the level at its end, above the region's start."""
+
+    op: str
+    high: int = field(metadata=_SIGNED)
+    end: int = field(metadata=_SIGNED)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Figures(Coded):
     """What a region measured that its baseline entry (baselines/entry.py) keeps as well:
@@ -128,6 +159,9 @@ class Figures(Coded):
     # regions follow; it joins the agreement for them (gate/ticks.py).
     compute_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
     host_relative_compute: Stats | None = field(default=None, metadata=_POSITIVE)
+    # Peak, allocated and retained bytes (trace/memory.py); None when memory was not
+    # profiled, so files written before it existed still load.
+    memory: Memory | None = field(default=None, metadata=rule(omit=None))
     # Distributed regions (trace/collectives.py): per collective name, the worst round's
     # calls and bytes, compared exactly; and the process group's size (0: none), so that an
     # entry from before collectives were counted is told from one that made none.
@@ -200,6 +234,10 @@ class Measurement(Figures):
     # Sentences about how the host time was taken that a reader should see beside it: calls
     # quantised at the scheduler tick (measure/tick.py).
     host_notes: tuple[str, ...] = ()
+    # Memory over the region's ops, one step per op (the HTML step line); and why a region
+    # whose memory was asked for has no figure ("" when it has one or none was asked).
+    memory_steps: tuple[MemoryStep, ...] = field(default=(), metadata=rule(omit=()))
+    memory_note: str = field(default="", metadata=rule(omit=""))
     # Distributed regions: communication kernels' time beside compute (device backends),
     # the rank these figures are from and every rank's summary (measure/distributed.py).
     comm: CommTime | None = field(default=None, metadata=rule(omit=None))

@@ -1,4 +1,5 @@
-"""Names derived from test ids, regions and callables: file names, modules, measurements."""
+"""Names derived from test ids, regions and callables: file names, modules, measurements,
+and the one way a long name is cut to fit (terminal, HTML and charts alike)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,40 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+ELLIPSIS = "…"
+
 
 def safe_filename(text: str) -> str:
     """A name any file system accepts, still recognisable to a person."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
     return cleaned[:150] or "region"
+
+
+def elide(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters by replacing its middle with an ellipsis."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
+
+
+def elide_test_id(test_id: str, width: int) -> str:
+    """A test id cut to ``width``: the file and test name kept whole where they fit, the
+    parameters elided in the middle (their start and end tell cases apart best); else the
+    test name kept, with the end of its file's path and a few characters of parameters."""
+    if len(test_id) <= width:
+        return test_id
+    base, bracket, params = test_id.partition("[")
+    if bracket and len(base) + 6 <= width:
+        return f"{base}[{elide(params, width - len(base) - 1)}"
+    file, sep, name = base.partition("::")
+    suffix = f"{sep}{name}" + (f"[{elide(params, 6)}" if bracket else "")
+    if sep and len(suffix) + 4 <= width:
+        return ELLIPSIS + file[len(file) - (width - len(suffix) - 1) :] + suffix
+    return elide(test_id, width)
 
 
 def module_of(test_id: str) -> str:

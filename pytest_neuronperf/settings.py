@@ -70,6 +70,20 @@ def _path(text: str) -> Path | None:
     return Path(text) if text.strip() else None
 
 
+# The continuous-benchmarking formats a run or a report exports to (reports/export.py).
+EXPORT_FORMATS = ("bencher", "github-action-benchmark")
+
+
+def _export(text: str) -> tuple[str, Path] | None:
+    """``FORMAT:PATH``: one of EXPORT_FORMATS, then the file to write."""
+    if not text.strip():
+        return None
+    fmt, sep, path = text.partition(":")
+    if not sep or fmt not in EXPORT_FORMATS or not path.strip():
+        raise ValueError(f"expected FORMAT:PATH with FORMAT one of {', '.join(EXPORT_FORMATS)}")
+    return fmt, Path(path)
+
+
 def parse_tolerance(value: object) -> float:
     """A tolerance in per cent (``10``, ``"10%"``, ``"2.5%"``) -> a fraction (0.10).
 
@@ -385,6 +399,19 @@ SPECS: tuple[Spec, ...] = (
         note="CPU: judge times against the reference workload",
     ),
     Spec(
+        "memory",
+        "--neuron-profile-memory",
+        "neuron_profile_memory",
+        "NEURONPERF_MEMORY",
+        _bool,
+        False,
+        "on|off: profile the memory of every measurement (peak, allocated and retained "
+        "bytes) for the report; a memory budget or a baseline entry holding memory turns "
+        "it on for its own measurements regardless",
+        metavar="on|off",
+        note="profiling memory slows the profiled rounds; budgets and baselines turn it on",
+    ),
+    Spec(
         "json_path",
         "--neuron-profile-json",
         "neuron_profile_json",
@@ -416,6 +443,18 @@ SPECS: tuple[Spec, ...] = (
         None,
         "write a self-contained HTML report with per-op device-time charts",
         metavar="PATH",
+    ),
+    Spec(
+        "export",
+        "--neuron-profile-export",
+        "neuron_profile_export",
+        "NEURONPERF_EXPORT",
+        _export,
+        None,
+        "write the measurements for a continuous-benchmarking engine: "
+        "bencher:PATH (Bencher Metric Format, for bencher run --adapter json) or "
+        "github-action-benchmark:PATH (its customSmallerIsBetter tool)",
+        metavar="FORMAT:PATH",
     ),
     Spec(
         "neuron_config",
@@ -456,9 +495,11 @@ class Settings:
     compare_host: bool
     count_work: bool
     reference: bool
+    memory: bool
     json_path: Path | None
     markdown_path: Path | None
     html_path: Path | None
+    export: tuple[str, Path] | None
     neuron_config: tuple[tuple[str, str], ...]
 
 

@@ -1,6 +1,9 @@
 # torch and the parts of it the tests load are imported here, before any pytester run:
 # pytester's in-process runs drop modules first imported inside them, and importing torch's
 # C extension, Dynamo or inductor a second time in one process crashes or fails to register.
+import gc
+from collections.abc import Iterator
+
 import pytest
 import torch
 import torch._dynamo
@@ -30,9 +33,17 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """pytest's own, with the runs it starts kept in their files' order: pytest-randomly,
-    when this suite runs under it, shuffles this suite, not the small suites tests write.
-    (Set here, after pytester clears PYTEST_ADDOPTS.)"""
+def pytester(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[pytest.Pytester]:
+    """pytest's own, its runs kept apart from the run that started them: in their files'
+    order (pytest-randomly, when this suite runs under it, shuffles this suite, not the small
+    suites tests write; set here, after pytester clears PYTEST_ADDOPTS), and not xdist
+    workers when this suite runs under xdist (pytest-benchmark would switch itself off).
+    What a run left open is collected at the end of its test, so a leak fails that test,
+    not whichever test the garbage collector happens to run in."""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
-    return pytester
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+    yield pytester
+    gc.collect()

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ..settings import Settings
     from ..trace.analysis import Mode, RoundResult
     from ..trace.events import Event
+    from ..trace.memory import MemoryRecord
+    from .memory import MemoryProbe
 
 # time.time_ns() at a profiled round's start and right after its synchronize.
 Window = tuple[int, int]
@@ -79,6 +81,23 @@ class Backend(ABC):
     def profiler_kwargs(self) -> dict[str, Any]:
         return {}
 
+    # The device whose profiler memory records a region's memory counts (trace/memory.py).
+    memory_device = "cpu"
+
+    def memory_probe(self) -> MemoryProbe | str | None:
+        """The device allocator's counters, read around each round (backends/memory.py);
+        None where the profiler's memory records are the figures (CPU); a sentence saying
+        why a device has no counters (its profiler records are then the figures)."""
+        return None
+
+    def memory_records(self, prof: Any) -> list[MemoryRecord] | None:
+        """The profile's memory records; None when it was run without profile_memory."""
+        if not getattr(prof, "profile_memory", False):
+            return None
+        from ..trace.memory import records_from_kineto
+
+        return records_from_kineto(getattr(prof.profiler, "kineto_results", None))
+
     def analyze(
         self, prof: Any, regions: Sequence[Sequence[str]], windows: Mapping[str, Window]
     ) -> list[RegionRounds]:
@@ -87,5 +106,8 @@ class Backend(ABC):
         from ..trace.analysis import analyze_markers
 
         flat = [marker for markers in regions for marker in markers]
-        results = iter(analyze_markers(self.collect(prof), flat, self.mode))
+        memory = self.memory_records(prof)
+        results = iter(
+            analyze_markers(self.collect(prof), flat, self.mode, memory, self.memory_device)
+        )
         return [RegionRounds([next(results) for _ in markers]) for markers in regions]

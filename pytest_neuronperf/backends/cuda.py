@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Backend
+from .memory import MemoryProbe
 
 
 class CudaBackend(Backend):
@@ -39,6 +40,13 @@ class CudaBackend(Backend):
         from torch.profiler import ProfilerActivity
 
         return [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+
+    memory_device = "cuda"
+
+    def memory_probe(self) -> MemoryProbe:
+        import torch
+
+        return MemoryProbe(torch.cuda, "cuda")
 
     def synchronize(self) -> None:
         import torch

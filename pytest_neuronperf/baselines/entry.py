@@ -45,11 +45,11 @@ class Entry(Figures):
         the same thing (counts, work, environment, rounds or the figures kept differ), so
         that ``new`` replaces this one instead.
 
-        Why: a process keeps an offset of its own, measured here at up to ±10% for one
-        region, so a baseline from one process is one draw of it, and every later verdict
-        moves by as much. The rounds are concatenated, not averaged: the median then sits
-        among the processes, and the bootstrap interval of the baseline widens by how far
-        they disagree."""
+        Why: a process keeps an offset of its own (docs/gate-quality.md, "Pooling over
+        recording processes"), so a baseline from one process is one draw of it, and every
+        later verdict moves by as much. The rounds are concatenated, not averaged: the
+        median then sits among the processes, and the bootstrap interval of the baseline
+        widens by how far they disagree."""
         if (
             self.ops != new.ops
             or self.kernels != new.kernels
@@ -58,6 +58,7 @@ class Entry(Figures):
             or self.rounds != new.rounds
             or self.environment != new.environment
             or (self.flops, self.bytes_moved) != (new.flops, new.bytes_moved)
+            or self.memory != new.memory
             or (self.collectives, self.world_size) != (new.collectives, new.world_size)
             or new.processes != 1
             or cap < 2

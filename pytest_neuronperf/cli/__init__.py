@@ -1,1 +1,2 @@
-"""Command-line tools: neuronperf report | record | compare | history (main dispatches)."""
+"""Command-line tools: ``neuronperf report | record | compare | history``; main.py
+dispatches, report.py renders Kineto and Neuron trace reports."""

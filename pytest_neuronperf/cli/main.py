@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import compare, history, report
+from . import compare, export, history, merge, report
 from .record import DEFAULT_PROCESSES, record
 
 EXIT_BAD_INPUT = 2
@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest, after --")
     compare.add_parser(sub)
     history.add_parser(sub)
+    export.add_parser(sub)
+    merge.add_parser(sub)
     return parser
 
 
@@ -68,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compare.run(args)
     if args.command == "history":
         return history.run(args)
+    if args.command == "export":
+        return export.run(args)
+    if args.command == "merge":
+        return merge.run(args)
     if args.command == "record":
         if args.processes < 1:
             print(

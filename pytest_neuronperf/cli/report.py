@@ -11,7 +11,9 @@ from ..model import Measurement, Record, Status
 from ..reports.collectives import collective_lines
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
+from ..trace.footprint import check_fits
 from ..trace.offline import ModeChoice, TraceReport, report_trace
+from ..trace.ranks import JobReport, report_ranks
 
 if TYPE_CHECKING:
     from ..backends.neuron.offline import NeuronReport
@@ -26,7 +28,11 @@ def run(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> i
 
     if offline.is_neuron_input(path):
         return _run_neuron(path, as_json=as_json, region=region)
+    if path.is_dir():
+        return _run_ranks(path, region=region, mode=mode, as_json=as_json)
     try:
+        if path.is_file():
+            check_fits(path)
         report = report_trace(path, region=region, mode=mode)
     except TraceError as exc:
         print(f"neuronperf: error: {exc}", file=sys.stderr)
@@ -60,7 +66,8 @@ def _detail(m: Measurement) -> list[str]:
         lines += [f"  {n:>4} × {short_kernel_name(name)}" for name, n in top[:_KERNELS_SHOWN]]
         if len(top) > _KERNELS_SHOWN:
             lines.append(f"  ... {len(top) - _KERNELS_SHOWN} more kernel names (--json lists all)")
-    lines += [line for line in rest if line.startswith(("ops varied", "launch gap", "device busy"))]
+    shown = ("ops varied", "launch gap", "device busy", "memory")
+    lines += [line for line in rest if line.startswith(shown)]
     lines += collective_lines(m)
     return lines
 
@@ -102,4 +109,43 @@ def render_neuron(report: NeuronReport) -> str:
         lines.append(
             f"{m.model[:40]:<40} {m.executions:>10,} {m.device_us:>12,.1f} {m.median_us:>10,.1f}"
         )
+    return "\n".join(lines)
+
+
+def _run_ranks(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> int:
+    try:
+        if region is not None:
+            raise TraceError(
+                f"{path}: --region applies to one trace; a folder of rank traces is reported "
+                "per rank and step"
+            )
+        job = report_ranks(path, mode=mode)
+    except TraceError as exc:
+        print(f"neuronperf: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if as_json:
+        print(json.dumps(job.to_dict(), indent=2, sort_keys=True))
+    else:
+        print(render_ranks(job))
+    return 0
+
+
+def render_ranks(job: JobReport) -> str:
+    """One row per rank and step; the slowest rank's rows marked."""
+    slowest = job.slowest.rank
+    modes = sorted({r.mode for r in job.ranks})
+    lines = [
+        f"neuronperf report: {job.source} ({len(job.ranks)} rank traces, {'/'.join(modes)} mode)",
+        f"{'rank':>5}  {'step':<24} {'device µs':>14} {'host µs':>14}",
+    ]
+    for r in job.ranks:
+        flag = "  slowest" if r.rank == slowest else ""
+        for s in r.steps:
+            lines.append(
+                f"{r.rank:>5}  {s.step[:24]:<24} {s.device_us:>14,.1f} {s.host_us:>14,.1f}{flag}"
+            )
+    lines.append(
+        f"slowest rank: {slowest} ({job.slowest.device_us:,.1f} device µs, "
+        f"{job.over_median:+.1%} over the others' median)"
+    )
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..stats import CONFIDENCE, MIN_ROUNDS, Stats, median_interval
 from .collectives import budget_excess
 from .marker import Budget, fmt_limit
+from .memory import memory_breaches
 
 if TYPE_CHECKING:
     from ..model import Measurement
@@ -68,6 +69,7 @@ def check(
         out.extend(_fraction_violations(budget, m))
         out.extend(_time_violations(budget, m, strict))
         out.extend(_collective_violations(budget, m))
+        out.extend(_memory_violations(budget, m))
     return out
 
 
@@ -263,3 +265,10 @@ def _flop(v: float) -> str:
         if v >= scale:
             return f"{v / scale:.3g} {unit}"
     return f"{v:g} FLOP"
+
+
+def _memory_violations(budget: Budget, m: Measurement) -> list[Violation]:
+    breaches = memory_breaches(m, budget.max_peak_memory, budget.max_retained_memory)
+    return [
+        Violation(m.region, metric, limit, value, text) for metric, limit, value, text in breaches
+    ]

@@ -13,6 +13,7 @@ from ..model import BaselineStatus, Measurement
 from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
 from .collectives import compare_collectives
+from .memory import compare_memory
 from .ticks import COMPUTE, DISPATCH, MEMORY, agreed, judging_kinds, relative_changes, relatives_of
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
@@ -136,6 +137,7 @@ def compare(
     found.gains.extend(comms.gains)
     found.notes.extend(comms.notes)
     _judge_work(entry, m, found)
+    _judge_memory(entry, m, found)
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     # Another torch may run the reference itself faster or slower: raw times then.
     by_reference = use_reference and then_torch == now_torch
@@ -259,6 +261,14 @@ def _status(
     return BaselineStatus.SAME
 
 
+def _judge_memory(entry: Entry, m: Measurement, found: _Findings) -> None:
+    """Peak and retained bytes: exact on CPU, like the counts (gate/memory.py)."""
+    fails, gains, notes = compare_memory(entry.memory, m)
+    found.fails += fails
+    found.gains += gains
+    found.notes += notes
+
+
 def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
     return (
         status != BaselineStatus.SAME
@@ -266,6 +276,8 @@ def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
         or entry.rounds != m.rounds
         # An entry from before FLOPs were counted gains them, so the exact gate applies.
         or (m.work is not None and entry.flops is None)
+        # Memory profiled now: the entry keeps it (and later runs profile it).
+        or (m.memory is not None and entry.memory != m.memory)
         # Likewise an entry from before the window gains the figures the cpu gate judges.
         or (m.host_relative is not None and entry.host_relative is None)
         or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import NeuronPerfError
 from ..settings import parse_tolerance
 from .collectives import PerKind, describe_limit, parse_max_collectives, parse_max_comm_bytes
+from .memory import MEMORY_LIMITS, memory_limit, shown
 
 
 class BudgetError(NeuronPerfError, ValueError):
@@ -34,10 +35,18 @@ class Budget:
     # the bound that applies (compute or memory) the region must reach.
     max_flops: float | None = None
     min_roofline_fraction: float | None = None
+    # Bytes (gate/memory.py): the highest level allocated above the region's start, and
+    # what it leaves allocated at its end.
+    max_peak_memory: int | None = None
+    max_retained_memory: int | None = None
     # Distributed regions (gate/collectives.py): calls of every collective together or
     # per name, and the bytes of their input messages.
     max_collectives: int | PerKind | None = None
     max_comm_bytes: float | None = None
+
+    @property
+    def limits_memory(self) -> bool:
+        return self.max_peak_memory is not None or self.max_retained_memory is not None
 
     def limits(self) -> dict[str, float]:
         return {
@@ -47,7 +56,10 @@ class Budget:
         }
 
     def describe(self) -> str:
-        parts = [f"{k}={fmt_limit(v)}" for k, v in self.limits().items()]
+        parts = [
+            f"{k}={shown(int(v)) if k in MEMORY_LIMITS else fmt_limit(v)}"
+            for k, v in self.limits().items()
+        ]
         if self.max_collectives is not None and not isinstance(self.max_collectives, int):
             parts.append(f"max_collectives={describe_limit(self.max_collectives)}")
         if self.min_roofline_fraction is not None:
@@ -71,6 +83,8 @@ def neuron_budget(
     max_recompiles: int | None = None,
     max_flops: float | None = None,
     min_roofline_fraction: float | None = None,
+    max_peak_memory: int | str | None = None,
+    max_retained_memory: int | str | None = None,
     max_collectives: int | dict[str, int] | None = None,
     max_comm_bytes: float | None = None,
 ) -> Budget:
@@ -87,7 +101,16 @@ def neuron_budget(
     ``neuron_profile(fn, ...)``, and the fraction needs the device's peaks.
     ``max_collectives`` (0 allowed; a number, or per name: ``{"all_gather": 2}``) bounds the
     collective calls of a distributed region's worst round, ``max_comm_bytes`` the bytes of
-    their input messages (docs/distributed.md)."""
+    their input messages (docs/distributed.md).
+    ``max_peak_memory`` bounds the highest memory allocated above the region's start and
+    ``max_retained_memory`` what it leaves allocated at its end: bytes as an int, or a
+    string with a unit (``"512 MiB"``; B, KB/KiB, MB/MiB, GB/GiB, all 1024-based); either
+    turns memory profiling on for the measurements it applies to."""
+    try:
+        peak = memory_limit("max_peak_memory", max_peak_memory)
+        retained = memory_limit("max_retained_memory", max_retained_memory)
+    except ValueError as exc:
+        raise BudgetError(str(exc)) from None
     for name, value in (("max_ops", max_ops), ("max_kernels", max_kernels)):
         _whole(name, value, least=1)
     for name, value in (("max_graph_breaks", max_graph_breaks), ("max_recompiles", max_recompiles)):
@@ -128,6 +151,8 @@ def neuron_budget(
         max_recompiles=max_recompiles,
         max_flops=max_flops,
         min_roofline_fraction=min_roofline_fraction,
+        max_peak_memory=peak,
+        max_retained_memory=retained,
         max_collectives=collectives,
         max_comm_bytes=comm_bytes,
     )

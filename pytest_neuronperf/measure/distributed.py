@@ -22,17 +22,10 @@ from typing import Any
 from ..backends import Backend
 from ..markers import PRIME, marker_name
 from ..model import Measurement, RankFigures
-from ..trace.analysis import find_markers
-from ..trace.collectives import (
-    calls_from_chrome,
-    calls_in,
-    count,
-    total_bytes,
-    total_calls,
-    worst_round,
-)
+from ..trace.analysis import Mode, TraceIndex, find_markers
+from ..trace.collectives import calls_from_chrome, total_bytes, total_calls
 from ..trace.events import events_from_chrome
-from ..trace.offline import load_trace
+from ..trace.offline import load_trace, with_collectives
 from ..trace.summary import summarize
 from .errors import MeasureError
 from .group import group
@@ -95,21 +88,26 @@ def measure_rank(
         warmup_rounds=warmup,
         warmup_us=warmup_us,
     )
-    collectives = live_collectives(run.prof, markers, world)
-    return run.result, replace(
-        m, collectives=collectives, world_size=world, rank=rank, device_notes=analyzed.notes
-    )
+    m = with_live_collectives(m, run.prof, markers, world, backend.mode)
+    return run.result, replace(m, rank=rank, device_notes=analyzed.notes)
 
 
-def live_collectives(prof: Any, markers: Sequence[str], world: int) -> dict[str, Any]:
-    """The worst round's collectives of a finished profile, read from its chrome trace."""
+def with_live_collectives(
+    m: Measurement, prof: Any, markers: Sequence[str], world: int, mode: Mode
+) -> Measurement:
+    """``m`` with the collectives (and, on a device, the communication kernels) of its
+    rounds, read from the finished profile's chrome trace as a saved trace is read."""
     with tempfile.TemporaryDirectory(prefix="neuronperf-") as tmp:
         path = Path(tmp) / "trace.json"
         prof.export_chrome_trace(str(path))
         doc = load_trace(path)
-    nodes = find_markers(events_from_chrome(doc, source="the live profile"), markers)
+    events = events_from_chrome(doc, source="the live profile")
+    found = find_markers(events, markers)
+    nodes = [found[marker] for marker in markers]
     calls = calls_from_chrome(doc, world)
-    return worst_round([count(calls_in(nodes[m], calls)) for m in markers])
+    index = TraceIndex.build(events)
+    out = with_collectives(m, m.region, nodes, mode, index, calls, world)
+    return replace(out, world_size=world)
 
 
 def _weight(m: Measurement) -> tuple[int, int, int, float]:

@@ -1,35 +1,12 @@
-"""How fast the machine runs at this moment, by a fixed workload timed right before each round.
+"""How fast the machine runs at this moment, by fixed workloads timed right before each round.
 
-Host-timed (CPU) figures move with the machine, and on shared CI hosts the machine moves a
-lot. Measured on these 2-core VMs (single-threaded torch, RMSNorm 64x1024): the same
-region's median ranged 57-117 µs across fresh processes, and moved 85 -> 52 µs within one
-process half a second apart, as other tenants came and went; a fixed memory-bound workload
-moved with it. Dividing each round by the reference timed just before it cut the spread of
-run medians across ten processes from ±35% to ±11%. So host-timed backends compare rounds
-as multiples of the reference, both ways: a faster machine is allowed for like a slower one.
-
-The reference is one elementwise multiply of 32K floats into a buffer it keeps: one aten op
-with no children, so the ticks inside a profiled session add one event per call (a first
-version, multiply by a Python scalar and sum, added 15 events a call and tripled the time
-spent reading the profile back), below ATen's 32768-element grain, so it never touches the
-user's thread pool, and with no fresh output (a fresh 128 KB output sits on glibc's mmap
-threshold and was slowed by page faults in some processes and not others). Measured across
-ten processes it tracked RMSNorm as well as the multiply-and-sum did (ratio ranges 1.21x and
-1.27x).
-
-A second, dispatch-bound tick (the same multiply on 8 floats: all framework, no data) follows
-what the first misses. Tiny regions of a few small ops cost what the dispatcher costs, and
-over tens of minutes on these VMs that moved on its own: RMSNorm 16x1024 in ten fresh
-processes kept a steady ratio to the dispatch tick (sd 0.7%) while its ratio to the memory
-tick varied 11% (benchmarks/explore_reference.py). Which tick a region follows depends on
-the region, so window.py keeps the region against both and compare.py calls a regression
-only when both agree.
-
-A third, compute-bound tick (a 96x96 matmul into a buffer it keeps, about 20 µs here, most of
-it arithmetic through the same BLAS path as a user's matmul) follows what the other two
-miss: a 256x256 matmul's ratio to a small elementwise op ran from 20 to 39 within 40 s while
-the matmul itself stayed within 327-413 µs (benchmarks/RESULTS.md). It costs several small
-ticks, so window.py times it a few times per round, not before every call.
+Host-timed (CPU) figures move with a shared machine; dividing each round by a reference
+timed beside it allows for that, both ways. Three ticks: a memory-bound multiply of 32K
+floats into a kept buffer, a dispatch-bound one on 8 floats, and a compute-bound 96x96
+matmul (timed a few times per round: it costs several small ticks); window.py keeps a region
+against each and gate/ticks.py calls a regression only when every tick that judges the
+region agrees. Why these workloads and what they were measured to track:
+docs/gate-quality.md, "The reference workloads".
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import Backend, Window
+from ..backends.memory import AllocatorFigures, MemoryProbe
 from .group import profiler_kwargs
 from .progress import Writer, phase
 from .reference import Reference
@@ -33,6 +34,8 @@ class Profiled:
     # executions in their round; each ends after the round's synchronize.
     host_windows: dict[str, Window] = field(default_factory=dict)
     round_faults: list[float] = field(default_factory=list)
+    # Per round, the device allocator's counters (memory profiled on a device with them).
+    allocator: dict[str, AllocatorFigures] = field(default_factory=dict)
 
 
 def profile_rounds(
@@ -47,18 +50,28 @@ def profile_rounds(
     reference: Reference | None,
     progress: Writer | None,
     what: str,
+    memory: bool = False,
 ) -> Profiled:
     """One round per marker under one profiler session, after the ``prime`` round.
-    ``resettle``: the region faulted after its first call, so the prime round settles."""
+    ``resettle``: the region faulted after its first call, so the prime round settles.
+    ``memory``: record allocations (``profile_memory``) and read the device allocator's
+    counters around each round where the backend has them; each round then drops its
+    result inside its marker, so what a round leaves allocated is what the call retains,
+    not the result it handed back, and one unmarked call after the rounds gives the result
+    returned (docs/memory.md)."""
     from torch.profiler import profile, record_function
 
     sync = backend.synchronize
     faults = page_faults or (lambda: 0)
     out = Profiled()
+    probe = backend.memory_probe() if memory else None
+    counters = probe if isinstance(probe, MemoryProbe) else None
     with (
         phase(progress, f"{what} profiling {len(markers)} rounds"),
         profile(
-            activities=backend.activities(), **{**backend.profiler_kwargs(), **profiler_kwargs()}
+            activities=backend.activities(),
+            profile_memory=memory,
+            **{**backend.profiler_kwargs(), **profiler_kwargs()},
         ) as prof,
     ):
         # A fresh profiler's first rounds run slower: an unanalysed prime round absorbs
@@ -78,12 +91,21 @@ def profile_rounds(
                 # Bare: a record_function around each tick doubled the time torch takes
                 # to read the profile back. Its aten::mul calls sit between the rounds.
                 out.device_refs.append(reference.tick())
+            if counters is not None:
+                counters.start()
             f0 = faults()
             w0 = time.time_ns()
             with record_function(marker):
                 out.result = fn(*args, **kwargs)
                 sync()
+                if memory:
+                    out.result = None  # its frees belong to the round (see above)
             out.host_windows[marker] = (w0, time.time_ns())
             out.round_faults.append(float(faults() - f0))
+            if counters is not None:
+                out.allocator[marker] = counters.stop()
+        if memory:
+            out.result = fn(*args, **kwargs)
+            sync()
     out.prof = prof
     return out

@@ -23,6 +23,7 @@ from statistics import median
 from typing import Any
 
 from ..backends import Backend
+from ..backends.memory import AllocatorFigures, MemoryProbe
 from ..markers import PRIME, marker_name
 from ..model import Measurement
 from ..stats import Stats
@@ -35,12 +36,13 @@ from .compile_watch import CompileWatch
 from .errors import MeasureError
 from .export import TracePaths, export_trace, trace_lines
 from .host import host_fields, host_samples, second_look, window_span
+from .memory import settle_memory
 from .progress import Writer, phase
 from .reference import Reference
-from .rounds import profile_rounds
+from .rounds import Profiled, profile_rounds
 from .settle import page_faults
 from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
-from .warmup import refuse_lazy, warm_up
+from .warmup import WarmUp, refuse_lazy, warm_up
 from .window import WINDOW_KEY, HostSamples, WindowPlan
 
 
@@ -49,6 +51,15 @@ class _OpenRegion:
     name: str
     marker: str
     nested: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Call:
+    """The measured callable and what it is called with: every step calls it the same way."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
 
 
 class Runner:
@@ -128,10 +139,12 @@ class Runner:
         rounds: int,
         recheck: Callable[[Measurement], str | None] | None = None,
         window: WindowPlan | None = None,
+        memory: bool = False,
     ) -> tuple[Any, Measurement]:
         """``recheck`` says how the host time regressed against the baseline, or None; when
         it does, more windows are sampled and replace the first (host.second_look). ``window``:
-        how this measurement's host time is sampled (default: the Runner's whole window)."""
+        how this measurement's host time is sampled (default: the Runner's whole window).
+        ``memory``: profile the rounds' memory too (what it costs: benchmarks/RESULTS.md)."""
         if self._open:
             raise MeasureError(
                 f"neuron_profile({name!r}) was called inside region {self._open[-1].name!r}: "
@@ -144,16 +157,16 @@ class Runner:
             )
         self._prepare()
         plan = window if window is not None else WindowPlan(self.window)
+        call = Call(fn, args, kwargs)
         with CompileWatch() as watch:
             result, measurement, prof = self._run_callable(
-                fn,
-                args,
-                kwargs,
+                call,
                 test_id=test_id,
                 name=name,
                 warmup=warmup,
                 rounds=rounds,
                 plan=plan,
+                memory=memory,
             )
         notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
             f"recompiled: {r}" for r in watch.recompile_reasons
@@ -168,24 +181,18 @@ class Runner:
         )
         export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, [name])
         if self.count_work:
-            measurement = self._with_work(fn, args, kwargs, measurement)
+            measurement = self._with_work(call, measurement)
         if recheck is not None:
-            measurement = self._recheck(fn, args, kwargs, measurement, recheck, plan)
+            measurement = self._recheck(call, measurement, recheck, plan)
         return result, measurement
 
     def _sample_host(
-        self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        rounds: int,
-        plan: WindowPlan,
-        windows: int | None = None,
+        self, call: Call, rounds: int, plan: WindowPlan, windows: int | None = None
     ) -> HostSamples:
         return host_samples(
-            fn,
-            args,
-            kwargs,
+            call.fn,
+            call.args,
+            call.kwargs,
             sync=self.backend.synchronize,
             rounds=rounds,
             plan=plan,
@@ -195,9 +202,7 @@ class Runner:
 
     def _recheck(
         self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        call: Call,
         m: Measurement,
         recheck: Callable[[Measurement], str | None],
         plan: WindowPlan,
@@ -205,7 +210,7 @@ class Runner:
         """The second look at a host-time regression (host.second_look)."""
 
         def again(whole: WindowPlan, windows: int) -> HostSamples:
-            return self._sample_host(fn, args, kwargs, m.rounds, whole, windows)
+            return self._sample_host(call, m.rounds, whole, windows)
 
         return second_look(
             m,
@@ -217,20 +222,14 @@ class Runner:
             progress=self.progress,
         )
 
-    def _with_work(
-        self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        m: Measurement,
-    ) -> Measurement:
+    def _with_work(self, call: Call, m: Measurement) -> Measurement:
         """FLOPs and bytes from one more call, after the profiled rounds: the counting
         dispatch mode and its profiler never overlap the timing (work/counting.py)."""
         from ..work.counting import count_work
 
         with phase(self.progress, f"{m.test_id} {m.region!r} counting FLOPs and bytes"):
             try:
-                _, work = count_work(fn, args, kwargs, read_tree=_kineto_tree)
+                _, work = count_work(call.fn, call.args, call.kwargs, read_tree=_kineto_tree)
                 self.backend.synchronize()
             except Exception as exc:
                 raise MeasureError(
@@ -249,34 +248,40 @@ class Runner:
 
     def _run_callable(
         self,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        call: Call,
         *,
         test_id: str,
         name: str,
         warmup: int,
         rounds: int,
         plan: WindowPlan,
+        memory: bool,
     ) -> tuple[Any, Measurement, Any]:
         sync = self.backend.synchronize
         what = f"{test_id} {name!r}"
         # Compilation and caches happen here; reported, never budgeted.
         warm = warm_up(
-            fn, args, kwargs, sync=sync, warmup=warmup, name=name, what=what, progress=self.progress
+            call.fn,
+            call.args,
+            call.kwargs,
+            sync=sync,
+            warmup=warmup,
+            name=name,
+            what=what,
+            progress=self.progress,
         )
         reference = self._reference_timer()
         span = window_span(plan, self.record_windows)
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
-            sampled = self._sample_host(fn, args, kwargs, rounds, plan)
+            sampled = self._sample_host(call, rounds, plan)
         if not warmup:
             refuse_lazy(sampled.result, name)
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
         run = profile_rounds(
-            fn,
-            args,
-            kwargs,
+            call.fn,
+            call.args,
+            call.kwargs,
             self.backend,
             markers,
             marker_name(seq, name, PRIME),
@@ -284,11 +289,36 @@ class Runner:
             reference=reference,
             progress=self.progress,
             what=what,
+            memory=memory,
         )
+        measurement = self._measurement_of(
+            run, markers, sampled, warm, test_id=test_id, name=name, warmup=warmup, memory=memory
+        )
+        measurement = replace(measurement, **host_fields(
+            sampled, plan, self.threads, self._floor(measurement)
+        ))  # fmt: skip
+        return run.result, measurement, run.prof
+
+    def _measurement_of(
+        self,
+        run: Profiled,
+        markers: list[str],
+        sampled: HostSamples,
+        warm: WarmUp,
+        *,
+        test_id: str,
+        name: str,
+        warmup: int,
+        memory: bool,
+    ) -> Measurement:
+        """The profiled rounds analysed and summed up, with what warm-up and the rounds saw."""
         # Reading the profile back makes an object per event, all alive: a collection
-        # scans them for nothing (it doubled the parse of a 100-op region). Nothing is timed.
+        # scans them for nothing (docs/cost.md). Nothing is timed here.
         with gc_paused():
             [analyzed] = self.backend.analyze(run.prof, [markers], run.host_windows)
+            memory_note, memory_notes = self._settle_memory(
+                memory, analyzed.rounds, markers, run.allocator
+            )
             measurement = self._summarize(
                 analyzed.rounds,
                 test_id=test_id,
@@ -298,15 +328,34 @@ class Runner:
                 warmup_us=warm.warmup_us,
                 first_call_us=warm.first_call_us,
             )
-        measurement = replace(
+        return replace(
             measurement,
             settle_calls=warm.settled.extra_calls,
-            **host_fields(sampled, plan, self.threads, self._floor(measurement)),
             device_reference_us=Stats.of(run.device_refs) if run.device_refs else None,
             page_faults=median(run.round_faults) if page_faults is not None else None,
-            device_notes=analyzed.notes,
+            device_notes=analyzed.notes + memory_notes,
+            memory_note=memory_note,
         )
-        return run.result, measurement, run.prof
+
+    def _settle_memory(
+        self,
+        memory: bool,
+        rounds: list[RoundResult],
+        markers: list[str],
+        allocator: dict[str, AllocatorFigures],
+    ) -> tuple[str, tuple[str, ...]]:
+        """(why the region has no memory figure or "", notes), rounds' memory in place."""
+        if not memory:
+            return "", ()
+        probe = self.backend.memory_probe() if not allocator else None
+        return settle_memory(
+            rounds,
+            markers,
+            allocator,
+            mode=self.backend.mode,
+            device=self.backend.memory_device,
+            why_no_counters=probe if isinstance(probe, str) else "",
+        )
 
     def _floor(self, m: Measurement) -> tuple[float, ...]:
         """On cpu the profiled rounds time the ops alone: a figure of what the code costs
@@ -315,10 +364,17 @@ class Runner:
 
     @contextmanager
     def region(
-        self, name: str, *, test_id: str, on_done: Callable[[Measurement], None]
+        self,
+        name: str,
+        *,
+        test_id: str,
+        on_done: Callable[[Measurement], None],
+        memory: bool = False,
     ) -> Iterator[None]:
         """Profile one execution of a block. Regions may nest: an inner region is a marker
-        inside the outer region's profiler session, and its ops also count for the outer."""
+        inside the outer region's profiler session, and its ops also count for the outer.
+        ``memory``: profile its memory too (an outer region's setting holds for nested
+        ones); what the block leaves alive (its variables) is its retained memory."""
         marker = marker_name(self._seq_no(), name)
         if self._open:
             outer = self._open[-1]
@@ -336,19 +392,28 @@ class Runner:
 
         entry = _OpenRegion(name, marker)
         self._open.append(entry)
+        probe = self.backend.memory_probe() if memory else None
+        counters = probe if isinstance(probe, MemoryProbe) else None
+        allocator: dict[str, AllocatorFigures] = {}
         try:
             t0 = time.perf_counter_ns()
             with (
                 fixed_threads(self.threads),
                 profile(
-                    activities=self.backend.activities(), **self.backend.profiler_kwargs()
+                    activities=self.backend.activities(),
+                    profile_memory=memory,
+                    **self.backend.profiler_kwargs(),
                 ) as prof,
             ):
+                if counters is not None:
+                    counters.start()
                 w0 = time.time_ns()
                 with record_function(marker):
                     yield
                     self.backend.synchronize()
                 window = (w0, time.time_ns())
+                if counters is not None:
+                    allocator[marker] = counters.stop()
             wall = (time.perf_counter_ns() - t0) / 1e3
         finally:
             self._open.pop()
@@ -357,12 +422,16 @@ class Runner:
         # Nested regions have no host window of their own (docs/neuron.md).
         with gc_paused():  # as for a callable's rounds: nothing is timed here
             results = self.backend.analyze(prof, [[m] for m in markers], {marker: window})
-        for region_name, res in zip(names, results, strict=True):
+        for region_name, mark, res in zip(names, markers, results, strict=True):
+            # Nested regions have no counters of their own: their records are the figures.
+            note, notes = self._settle_memory(
+                memory, res.rounds, [mark], {k: v for k, v in allocator.items() if k == mark}
+            )
             # The block runs once, under the profiler: its host time includes profiling
             # overhead (the outer one is timed from Python, inner ones by their markers).
             host = [wall] if region_name == name else [res.rounds[0].wall_us]
             m = self._summarize(res.rounds, test_id=test_id, region=region_name, host=host)
-            on_done(replace(m, device_notes=res.notes))
+            on_done(replace(m, device_notes=res.notes + notes, memory_note=note))
         export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, names)
 
     def _summarize(

@@ -12,6 +12,7 @@ and raises one sentence naming the rank. docs/distributed.md.
 from __future__ import annotations
 
 import os
+import pickle
 import queue
 import socket
 import time
@@ -56,11 +57,10 @@ def check_request(world_size: Any, backend: Any, timeout_s: Any) -> None:
     what = "neuron_profile.distributed"
     if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
         raise MeasureError(f"{what}: world_size={world_size!r}: expected a whole number >= 1")
+    if backend == "neuron":
+        raise MeasureError(f"{what}: backend='neuron': {_neuron_why()}")
     if backend not in BACKENDS:
-        raise MeasureError(
-            f"{what}: backend={backend!r}: expected one of {', '.join(BACKENDS)} "
-            "(the Neuron process group is not provided by this installation)"
-        )
+        raise MeasureError(f"{what}: backend={backend!r}: expected one of {', '.join(BACKENDS)}")
     if (
         isinstance(timeout_s, bool)
         or not isinstance(timeout_s, int | float)
@@ -80,6 +80,23 @@ def check_request(world_size: Any, backend: Any, timeout_s: Any) -> None:
             f"{where[0]} of {where[1]}); under torchrun call neuron_profile(fn) directly "
             "(every rank measures), or destroy the process group before this call"
         )
+
+
+def _neuron_why() -> str:
+    """Why no Neuron ranks are spawned here: torch-neuronx is absent, or (present) its
+    process group has not been verified with this plugin on a Trainium host."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch_neuronx") is None:
+        return (
+            "torch-neuronx is not installed, and the Neuron process group comes with it; "
+            "use gloo to test the region's collectives on CPU"
+        )
+    return (
+        "spawning Neuron ranks is not supported yet (unverified on Trainium); run the "
+        "session under torchrun with the process group initialised, and measure with "
+        "neuron_profile(fn)"
+    )
 
 
 def _capacity(backend: str) -> tuple[int, str]:
@@ -109,8 +126,14 @@ def run_ranks(job: RankJob) -> list[Measurement]:
         for rank in range(job.world_size)
     ]
     try:
-        for p in procs:
-            p.start()
+        try:
+            for p in procs:
+                p.start()
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            raise MeasureError(
+                f"neuron_profile.distributed({job.name!r}): the callable and its arguments "
+                f"must pickle to reach the ranks (a module-level function): {exc}"
+            ) from None
         got = _wait(procs, answers, job)
     finally:
         _stop(procs)
@@ -152,7 +175,8 @@ def _wait(procs: list[Any], answers: Any, job: RankJob) -> dict[int, dict[str, A
 
 
 def _stop(procs: list[Any]) -> None:
-    """Terminate what still runs, then kill what ignored it; reap every process."""
+    """Terminate what still runs, then kill what ignored it; reap every process started."""
+    procs = [p for p in procs if p.pid is not None]
     for p in procs:
         if p.is_alive():
             p.terminate()

@@ -8,10 +8,11 @@ from html import escape
 from ..gate.collectives import straggler_text
 from ..model import Measurement
 from ..trace.collectives import format_bytes
+from .charts import svg
 from .terminal import tabulate
 
-COMPUTE = "#2563eb"
-COMM = "#f59e0b"
+COMPUTE = svg.DEVICE
+COMM = svg.AMBER
 
 _FROM = {"message": "message sizes", "shapes": "input shapes", "": "unknown"}
 

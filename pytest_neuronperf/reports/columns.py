@@ -20,6 +20,7 @@ class Column(StrEnum):
     LAUNCH_GAP_US = "launch gap µs"
     FLOP_PER_B = "FLOP/B"
     ROOF = "roof %"
+    PEAK_MEMORY = "peak memory"
 
 
 # What every session table starts with: the measurement and its figures.

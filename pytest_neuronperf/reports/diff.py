@@ -14,6 +14,7 @@ from ..gate.compare import compare
 from ..model import Record
 from ..stats import TimeChange
 from ..trace.summary import op_diff_text
+from ..units import format_bytes
 from .json import Report
 from .status import gated_metric
 
@@ -44,6 +45,8 @@ class Row:
     gated: str  # the time the verdict rests on: device_us or host_us
     op_diff: str
     sentences: tuple[str, ...]  # why: the gate's failures and notes, the budget's violations
+    # Peak memory in bytes, base and new; None where a side did not profile memory.
+    memory: tuple[int | None, int | None] = (None, None)
 
     @property
     def status(self) -> str:
@@ -92,6 +95,7 @@ def _row(old: Record | None, r: Record, default: float, where: str) -> Row:
             gated_metric(m),
             "",
             r.violations,
+            (None, _peak(r)),
         )
     o = old.measurement
     c = compare(
@@ -114,7 +118,12 @@ def _row(old: Record | None, r: Record, default: float, where: str) -> Row:
         c.gated,
         diff,
         (*c.failures, *r.violations, *c.notes),
+        (_peak(old), _peak(r)),
     )
+
+
+def _peak(r: Record) -> int | None:
+    return r.measurement.memory.peak_bytes if r.measurement.memory is not None else None
 
 
 def _removed(old: Record) -> Row:
@@ -130,6 +139,7 @@ def _removed(old: Record) -> Row:
         gated_metric(o),
         "",
         (),
+        (_peak(old), None),
     )
 
 
@@ -154,6 +164,12 @@ def count_cell(pair: tuple[int | None, int | None]) -> str:
     if now is None:
         return f"{then} → gone"
     return f"{then}" if then == now else f"{then} → {now}"
+
+
+def memory_cell(pair: tuple[int | None, int | None]) -> str:
+    """``4.0 MiB → 8.0 MiB``, one figure when unchanged, ``-`` for a side not profiled."""
+    then, now = (format_bytes(v) if v is not None else "-" for v in pair)
+    return then if then == now else f"{then} → {now}"
 
 
 def time_cell(change: TimeChange | None, gated: bool) -> str:

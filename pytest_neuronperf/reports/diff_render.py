@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .diff import CONDITIONS, Row, count_cell, counts, ordered, time_cell
+from .diff import CONDITIONS, Row, count_cell, counts, memory_cell, ordered, time_cell
 from .json import Report
 from .terminal import tabulate
 
@@ -18,8 +18,19 @@ _BAD = ("regressed", "over budget")
 _HEADERS = ["status", "test", "region", "ops", "kernels", "device µs", "host µs", "op diff"]
 
 
-def _cells(r: Row) -> list[str]:
-    return [
+def _headers(found: Sequence[Row]) -> list[str]:
+    """The columns; peak memory before the op diff where either side profiled memory."""
+    if not _memory(found):
+        return _HEADERS
+    return [*_HEADERS[:-1], "peak memory", _HEADERS[-1]]
+
+
+def _memory(found: Sequence[Row]) -> bool:
+    return any(v is not None for r in found for v in r.memory)
+
+
+def _cells(r: Row, memory: bool = False) -> list[str]:
+    cells = [
         r.status,
         r.test_id,
         r.region,
@@ -29,6 +40,9 @@ def _cells(r: Row) -> list[str]:
         time_cell(r.host, r.gated == "host_us"),
         r.op_diff or "-",
     ]
+    if memory:
+        cells.insert(7, memory_cell(r.memory))
+    return cells
 
 
 def summary(found: Sequence[Row]) -> str:
@@ -55,8 +69,8 @@ def text(found: Sequence[Row], base: Report, new: Report) -> str:
         summary(found),
         "",
         tabulate(
-            [_cells(r) for r in ordered(found)],
-            headers=_HEADERS,
+            [_cells(r, _memory(found)) for r in ordered(found)],
+            headers=_headers(found),
             tablefmt="simple",
             disable_numparse=True,
         ),
@@ -75,19 +89,20 @@ def _md(value: object) -> str:
 
 
 def _md_table(found: Sequence[Row]) -> list[str]:
+    memory = _memory(found)
     lines = [
-        "| | " + " | ".join(_HEADERS[1:]) + " |",
-        "|---|---|---|---:|---:|---|---|---|",
+        "| | " + " | ".join(_headers(found)[1:]) + " |",
+        "|---|---|---|---:|---:|---|---|" + ("---:|" if memory else "") + "---|",
     ]
     for r in found:
-        cells = _cells(r)
+        cells = _cells(r, memory)
         mark = "❌" if r.status in _BAD else "✅"
         row = [
             f"{mark} {r.status}",
             f"`{cells[1]}`",
             f"`{cells[2]}`",
-            *cells[3:7],
-            f"`{cells[7]}`" if r.op_diff else "-",
+            *cells[3:-1],
+            f"`{cells[-1]}`" if r.op_diff else "-",
         ]
         lines.append("| " + " | ".join(_md(c) for c in row) + " |")
     return lines

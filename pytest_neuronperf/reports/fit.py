@@ -1,6 +1,6 @@
 """Text that fits a terminal: tables whose columns drop or merge by priority, long names
 elided in the middle, sentences wrapped. As pytest fits its own lines to
-``terminalreporter._tw.fullwidth`` (``COLUMNS``, else the terminal, else 80)."""
+``config.get_terminal_writer().fullwidth`` (``COLUMNS``, else the terminal, else 80)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-ELLIPSIS = "…"
+from ..names import elide, elide_test_id
+
 # tabulate's "simple" format puts two spaces between columns, and makes a column at least
 # two wider than its header (its MIN_PADDING).
 _SEP = 2
@@ -23,40 +24,16 @@ MERGE_COUNTS = "ops+kernels"
 MERGED = "ops/kernels"
 
 
-def terminal_width(reporter: Any = None) -> int:
-    """The width pytest writes to: its terminal writer's, else COLUMNS or the terminal's."""
-    tw = getattr(reporter, "_tw", None)
-    width = getattr(tw, "fullwidth", None)
+def terminal_width(config: Any = None) -> int:
+    """The width pytest writes to: its terminal writer's (``config.get_terminal_writer()``),
+    else COLUMNS or the terminal's (no config, or no terminal reporter: ``-p no:terminal``)."""
+    try:
+        width = config.get_terminal_writer().fullwidth if config is not None else None
+    except AssertionError:  # pytest's way of saying there is no terminal reporter
+        width = None
     if isinstance(width, int) and width > 0:
         return width
     return shutil.get_terminal_size().columns
-
-
-def elide(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters by replacing its middle with an ellipsis."""
-    if len(text) <= width:
-        return text
-    if width < 3:
-        return text[:width]
-    head = width // 2
-    tail = width - 1 - head
-    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
-
-
-def elide_test_id(test_id: str, width: int) -> str:
-    """A test id cut to ``width``: the file and test name kept whole where they fit, the
-    parameters elided in the middle (their start and end tell cases apart best); else the
-    test name kept, with the end of its file's path and a few characters of parameters."""
-    if len(test_id) <= width:
-        return test_id
-    base, bracket, params = test_id.partition("[")
-    if bracket and len(base) + 6 <= width:
-        return f"{base}[{elide(params, width - len(base) - 1)}"
-    file, sep, name = base.partition("::")
-    suffix = f"{sep}{name}" + (f"[{elide(params, 6)}" if bracket else "")
-    if sep and len(suffix) + 4 <= width:
-        return ELLIPSIS + file[len(file) - (width - len(suffix) - 1) :] + suffix
-    return elide(test_id, width)
 
 
 def wrap(line: str, width: int) -> list[str]:

@@ -10,10 +10,13 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from ..model import OpRow, Record
+from ..names import elide, elide_test_id
 from ..trace.summary import op_diff
 from .charts import fusion, roofline, svg
+from .charts import memory as memory_chart
 from .collectives import rank_view_html
 from .columns import Column
+from .memory import memory_cell, memory_line
 from .provenance import Provenance
 from .status import (
     ALWAYS_COUNTED,
@@ -32,8 +35,8 @@ from .terminal import device_cell, header_line, work_cells
 # (test id, region) -> the stored per-op rows and op counts.
 _Baselines = Mapping[tuple[str, str], tuple[Sequence[OpRow], Mapping[str, int]]]
 
-CURRENT = "#2563eb"
-BASELINE = "#9ca3af"
+CURRENT = svg.DEVICE
+BASELINE = svg.FAINT
 BAR_H, GAP, LABEL_W, CHART_W = 14, 8, 260, 420
 # Characters of a test id the table shows; the middle goes, the full id is on hover.
 TEST_ID_CHARS = 42
@@ -104,7 +107,7 @@ def chart(current: Sequence[OpRow], baseline: Sequence[OpRow] | None) -> str:
     parts = []
     for i, name in enumerate(names):
         y = GAP + i * per_op
-        label = svg.elide_middle(name, 38)
+        label = elide(name, 38)
         parts.append(
             f'<text x="{LABEL_W - 6}" y="{y + BAR_H - 3}" text-anchor="end" '
             f'font-size="12">{escape(label)}<title>{escape(name)}</title></text>'
@@ -117,7 +120,7 @@ def chart(current: Sequence[OpRow], baseline: Sequence[OpRow] | None) -> str:
             if value is None:
                 parts.append(
                     f'<text x="{LABEL_W + 4}" y="{by + BAR_H - 3}" font-size="11" '
-                    f'fill="#6b7280">absent in {what}</text>'
+                    f'fill="{svg.MUTED}">absent in {what}</text>'
                 )
                 continue
             w = max(1.0, CHART_W * value / peak)
@@ -193,9 +196,22 @@ def _summary(records: Sequence[Record], index: Mapping[int, int]) -> str:
     return f'<section id="summary"><div class="counts">{boxes}</div>{what}</section>'
 
 
+# Shown where some region's memory was profiled, before the baseline column.
+_MEMORY_COLUMN = (Column.PEAK_MEMORY, "82px", True)
+
+
+def _columns(memory: bool) -> tuple[tuple[str, str, bool], ...]:
+    if not memory:
+        return _COLUMNS
+    at = [c[0] for c in _COLUMNS].index(Column.BASELINE)
+    return (*_COLUMNS[:at], _MEMORY_COLUMN, *_COLUMNS[at:])
+
+
 def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
-    cols = "".join(f'<col style="width:{w}">' if w else "<col>" for _, w, _ in _COLUMNS)
-    heads = "".join(f"<th{' class=num' if num else ''}>{h}</th>" for h, _, num in _COLUMNS)
+    memory = any(r.measurement.memory is not None or r.measurement.memory_note for r in records)
+    columns = _columns(memory)
+    cols = "".join(f'<col style="width:{w}">' if w else "<col>" for _, w, _ in columns)
+    heads = "".join(f"<th{' class=num' if num else ''}>{h}</th>" for h, _, num in columns)
     rows = []
     for r in by_status(records):
         m = r.measurement
@@ -207,7 +223,7 @@ def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
             (_chips(r), False),
             (
                 f'<a href="#{_anchor(index[id(r)])}" title="{escape(m.test_id)}">'
-                f"{escape(svg.elide_test_id(m.test_id, TEST_ID_CHARS))}</a>",
+                f"{escape(elide_test_id(m.test_id, TEST_ID_CHARS))}</a>",
                 "test",
             ),
             (f'<span title="{escape(m.region)}">{escape(m.region)}</span>', False),
@@ -217,6 +233,7 @@ def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
             (f"{m.host_us.median:,.1f}", True),
             (ai, True),
             (roof, True),
+            *([(escape(memory_cell(m)), True)] if memory else []),
             (escape(r.baseline_cell or r.baseline or "-"), False),
             (escape(r.budget or "-"), False),
         ]
@@ -317,9 +334,9 @@ def _fusion(records: Sequence[Record], baselines: _Baselines) -> str:
         '<section id="fusion"><h2>Fusion: variants side by side</h2>'
         '<p class="legend note">dot: status, coloured as in the roofline; bars: median; '
         "whisker: quartiles of the rounds; bold: fastest in its column"
-        f'<span style="background:{fusion.DEVICE}"></span>device µs'
-        f'<span style="background:{fusion.HOST}"></span>host µs'
-        f'<span style="background:{fusion.OPS}"></span>ops</p>' + "".join(parts) + "</section>"
+        f'<span style="background:{svg.DEVICE}"></span>device µs'
+        f'<span style="background:{svg.HOST}"></span>host µs'
+        f'<span style="background:{svg.SLATE}"></span>ops</p>' + "".join(parts) + "</section>"
     )
 
 
@@ -348,9 +365,22 @@ def _region(
         + '<p class="legend">device µs per op:<span class="current"></span>current'
         + ('<span class="baseline"></span>baseline' if stored else "")
         + "</p>"
-        + chart(m.per_op, stored[0] if stored else None)
+        + _beside_memory(chart(m.per_op, stored[0] if stored else None), r)
         + (f"<p>Op diff against the baseline:</p><ul>{diff_html}</ul>" if diff else "")
         + "</section>"
+    )
+
+
+def _beside_memory(per_op: str, r: Record) -> str:
+    """The per-op chart, with the region's memory over its ops beside it when profiled."""
+    m = r.measurement
+    line = memory_line(m)
+    if not line:
+        return per_op
+    steps = memory_chart.chart(m.memory_steps, m.memory.peak_bytes) if m.memory else ""
+    return (
+        f'<div class="beside"><div class="side">{per_op}</div><div class="side">'
+        f'<p class="note memory-line">{escape(line)}</p>{steps}</div></div>'
     )
 
 

@@ -120,6 +120,7 @@ class Report:
     records: tuple[Record, ...]
     provenance: Provenance
     backend_note: str = ""
+    exit_status: int | None = None
 
     @property
     def device_kinds(self) -> list[str]:
@@ -181,4 +182,5 @@ def load(path: Path) -> Report:
         tuple(records),
         Provenance(git, ci),
         str(doc.get("backend_note", "")),
+        status if isinstance(status := doc.get("exit_status"), int) else None,
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from ..gate.compare import NOT_COMPARABLE
 from ..model import BaselineStatus, Record
+from .memory import memory_cell
 from .terminal import device_cell, header_line
 
 PROBLEM_STATUSES = frozenset({"over budget", "regressed"})
@@ -76,10 +77,15 @@ def render(records: Sequence[Record], note: str = "") -> str:
     problems = [r for r in records if is_problem(r)]
     lines = [f"## {_cell(header_line(records, note))}", ""]
     lines += [verdict(records), ""]
+    # The memory column only where some region's memory was profiled (reports/memory.py).
+    memory = any(r.measurement.memory is not None or r.measurement.memory_note for r in records)
+    extra = " peak memory |" if memory else ""
     lines.append(
-        "| | test | region | ops | kernels | device µs | host µs | baseline | budget | status |"
+        "| | test | region | ops | kernels | device µs | host µs |"
+        + extra
+        + " baseline | budget | status |"
     )
-    lines.append("|---|---|---|---:|---:|---:|---:|---|---|---|")
+    lines.append("|---|---|---|---:|---:|---:|---:|" + ("---:|" if memory else "") + "---|---|---|")
     for r in ordered(records):
         m = r.measurement
         mark = "❌" if is_problem(r) else "✅"
@@ -92,6 +98,7 @@ def render(records: Sequence[Record], note: str = "") -> str:
             m.kernels,
             device_cell(m),
             f"{m.host_us.median:,.1f}",
+            *([memory_cell(m)] if memory else []),
             r.baseline_cell or r.baseline or "-",
             r.budget or "-",
             r.status,

@@ -11,8 +11,10 @@ from ..gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
 from ..model import BaselineStatus, Measurement, Record
+from ..names import elide
 from .columns import TERMINAL_COLUMNS, Column
-from .fit import MERGE_COUNTS, elide, fit_table, wrap
+from .fit import MERGE_COUNTS, fit_table, wrap
+from .memory import extra_rows, memory_cell, memory_line, op_allocated
 
 if TYPE_CHECKING:
     from ..baselines.store import Key
@@ -77,6 +79,8 @@ _DROP = (
     "budget",
     MERGE_COUNTS,
     "host µs",
+    # A region's memory is as hard a limit as its time: it goes after the ungated time.
+    Column.PEAK_MEMORY,
     "kernels",
 )
 _DROP_HOST_TIMED = tuple("device µs" if c == "host µs" else c for c in _DROP)
@@ -108,6 +112,10 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
         for row, r in zip(rows, records, strict=True):
             gaps = r.measurement.launch_gap_us
             row.append(_us(gaps.median) if gaps else "-")
+    if any(r.measurement.memory is not None or r.measurement.memory_note for r in records):
+        headers.append(Column.PEAK_MEMORY)
+        for row, r in zip(rows, records, strict=True):
+            row.append(memory_cell(r.measurement))
     if any(r.measurement.work is not None for r in records):
         headers.extend(WORK_HEADERS)
         for row, r in zip(rows, records, strict=True):
@@ -298,12 +306,21 @@ def per_op_table(m: Measurement) -> str:
                 if o is not None
                 else ["-"] * len(WORK_HEADERS)
             )
+        if m.memory is not None:
+            cells.append(op_allocated(m, row.name))
         rows.append(cells)
+    # Allocations between ops (a Python scalar wrapped, a result freed) have a row of
+    # their own, so that the column adds up to the region's allocated bytes.
+    for name in extra_rows(m, {row.name for row in m.per_op}):
+        blank = ["-"] * (4 + (len(WORK_HEADERS) if m.work is not None else 0))
+        rows.append([name, *blank, op_allocated(m, name)])
     if not rows:
         return f"(region {m.region!r} dispatched no ops)"
     headers = ["op", "calls", "kernels", "device µs", "share"]
     if m.work is not None:
         headers.extend(WORK_HEADERS)
+    if m.memory is not None:
+        headers.append("allocated")
     return tabulate(
         rows,
         headers=headers,
@@ -361,6 +378,8 @@ def measurement_detail(m: Measurement) -> str:
         )
     if m.work is not None:
         lines.append(work_line(m))
+    if mem := memory_line(m):
+        lines.append(mem)
     if m.kernel_counts:
         kernels = ", ".join(f"{name} ×{n}" for name, n in sorted(m.kernel_counts.items()))
         lines.append(f"kernels: {kernels}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..model import OpRow, Record
 from ..settings import Settings
-from . import html, json, markdown
+from . import export, html, json, markdown
 from .json import write_atomic
 from .provenance import collect
 
@@ -58,6 +58,9 @@ def write_reports(
     if settings.html_path is not None:
         page = html.render(records, backend_note, stored or {}, provenance=where)
         attempt(root / settings.html_path, page)
+    if settings.export is not None:
+        fmt, path = settings.export
+        attempt(root / path, export.dumps(export.render(records, export.as_format(fmt))))
     return problems
 
 

@@ -83,8 +83,8 @@ class Controller:
             collect_only=bool(config.option.collectonly),
         )
         if not written and session.exitstatus == pytest.ExitCode.OK:
-            # Asked for and not done: the run must not read as a success.
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            # Asked for and not done: the run must not read as a success, nor as a crash.
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if records and self.settings.enabled:
             self.problems = write_reports(
                 records,
@@ -95,13 +95,13 @@ class Controller:
                 stored=self.session.baselines.stored_ops(records),
             )
         if self.problems and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         records = self.records
         if not records:
             return
-        width = terminal_width(terminalreporter)
+        width = terminal_width(terminalreporter.config)
         if not self.settings.enabled:
             over = [r for r in records if r.status == Status.OVER_BUDGET]
             for line in wrap(

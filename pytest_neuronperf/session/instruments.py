@@ -74,6 +74,7 @@ class Instruments:
         enabled: bool,
         recheck: Callable[[Measurement], str | None],
         window: Callable[[str], WindowPlan] | None = None,
+        memory: Callable[[str], bool] | None = None,
         benchmark: Any = None,
     ) -> NeuronProfile:
         profile = NeuronProfile(
@@ -84,6 +85,7 @@ class Instruments:
             warmup=self.settings.warmup,
             recheck=recheck,
             window=window,
+            memory=memory,
         )
         if benchmark is not None:
             # pytest-benchmark in the same test: our figures ride in its extra_info, so its

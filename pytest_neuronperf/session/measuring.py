@@ -99,6 +99,7 @@ class MeasuringSession:
             enabled=self.settings.enabled or budgets_key in item.stash,
             recheck=lambda m: self._host_regression(item, m),
             window=lambda region: self.window_for(item, region),
+            memory=lambda region: self.memory_for(item, region),
             benchmark=request.getfixturevalue("benchmark") if uses_benchmark else None,
         )
         item.stash[measurements_key] = profile.measurements
@@ -204,7 +205,7 @@ class MeasuringSession:
                 passes=RECORD_WINDOWS * PASSES,
                 what="recording",
             )
-        if s.enabled and s.json_path is not None:
+        if s.enabled and (s.json_path is not None or s.export is not None):
             # Written to a JSON report that `neuronperf compare` and `history` judge later:
             # the whole window.
             return WindowPlan(s.window)
@@ -221,6 +222,18 @@ class MeasuringSession:
                 entry, samples, tolerance=tolerance, by_reference=by_reference
             ),
         )
+
+    def memory_for(self, item: pytest.Item, region: str) -> bool:
+        """Memory is profiled where the setting, a memory budget of the region or its
+        baseline entry holding memory asks for it (docs/memory.md: what it costs)."""
+        if self.settings.memory:
+            return True
+        budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
+        if any(b.limits_memory and b.region in (None, region) for b in budgets):
+            return True
+        store = self.baselines.store
+        entry = store.get(item.nodeid, region) if store is not None else None
+        return entry is not None and entry.memory is not None
 
     def _host_regression(self, item: pytest.Item, m: Measurement) -> str | None:
         """How the gated host time regressed against the baseline, for the runner to confirm
@@ -255,6 +268,18 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
         (f"{prefix}.status", str(record.status)),
         (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
+        *memory_properties(prefix, m),
+    ]
+
+
+def memory_properties(prefix: str, m: Measurement) -> list[tuple[str, object]]:
+    """Bytes as whole numbers, for dashboards; none when memory was not profiled."""
+    if m.memory is None:
+        return []
+    return [
+        (f"{prefix}.peak_bytes", m.memory.peak_bytes),
+        (f"{prefix}.allocated_bytes", m.memory.allocated_bytes),
+        (f"{prefix}.retained_bytes", m.memory.retained_bytes),
     ]
 
 

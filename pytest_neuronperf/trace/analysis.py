@@ -13,6 +13,7 @@ from ..errors import NeuronPerfError
 from ..markers import COMPILED_PREFIX
 from .device import DeviceIndex, Launched, busy_us, launcher_row, owning_op, stream_name
 from .events import DEVICE_KINDS, Event, Kind, build_tree
+from .memory import MemoryRecord, RoundMemory, region_memory
 
 Mode = Literal["host", "device"]
 
@@ -102,6 +103,8 @@ class RoundResult:
     compiled_regions: list[str] = field(default_factory=list)
     graph_breaks: int = 0
     compiles: int = 0
+    # Memory (trace/memory.py) when the profile recorded it, else None.
+    memory: RoundMemory | None = None
 
 
 class AnalysisError(NeuronPerfError, ValueError):
@@ -372,12 +375,38 @@ def _add_row(result: RoundResult, name: str, device_us: float, kernels: int) -> 
 
 
 def analyze_markers(
-    events: Sequence[Event], markers: Sequence[str], mode: Mode
+    events: Sequence[Event],
+    markers: Sequence[str],
+    mode: Mode,
+    memory: Sequence[MemoryRecord] | None = None,
+    memory_device: str = "cpu",
 ) -> list[RoundResult]:
-    """One RoundResult per marker name, in the order given. Each marker must occur once."""
+    """One RoundResult per marker name, in the order given. Each marker must occur once.
+    ``memory``: the profile's memory records (None: memory was not profiled), of which
+    ``memory_device``'s are counted."""
     index = TraceIndex.build(events)
     found = find_markers(events, markers)
-    return [analyze_node(found[m], mode, index) for m in markers]
+    results = [analyze_node(found[m], mode, index) for m in markers]
+    if memory is not None:
+        for m, result in zip(markers, results, strict=True):
+            result.memory = node_memory(found[m], index, memory, memory_device)
+    return results
+
+
+def node_memory(
+    node: Event, index: TraceIndex, memory: Sequence[MemoryRecord], device: str
+) -> RoundMemory:
+    """The memory of one execution of a region, charged to its top-level ops."""
+    return region_memory(memory, node, region_ops(node, index), device)
+
+
+def markers_memory(
+    events: Sequence[Event], markers: Sequence[str], memory: Sequence[MemoryRecord], device: str
+) -> list[RoundMemory]:
+    """Each marker's memory, for a backend that analyses its rounds its own way."""
+    index = TraceIndex.build(events)
+    found = find_markers(events, markers)
+    return [node_memory(found[m], index, memory, device) for m in markers]
 
 
 def find_markers(events: Sequence[Event], markers: Sequence[str]) -> dict[str, Event]:

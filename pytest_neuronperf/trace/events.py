@@ -265,7 +265,7 @@ def kineto_nodes(result: Any) -> list[KinetoNode] | None:
     ``EventList``: names it drops, times in µs from the trace's start, parents by time
     containment per thread, an only child named as its parent removed), followed step by
     step from Kineto's results. None where the profile holds what only torch's parse links
-    up (device events, events linked to others, memory records, Python functions) or this
+    up (device events, events linked to others, Python functions) or this
     torch has no such results."""
     events_of = getattr(result, "events", None)
     if events_of is None:
@@ -279,9 +279,12 @@ def kineto_nodes(result: Any) -> list[KinetoNode] | None:
     names: dict[str, str] = {}  # torch's rewrite of each name (a demangling), once per name
     for ke in events_of():
         name = ke.name()
-        if name in _MEMORY_RECORDS:
-            return None
-        if name in _TORCH_FILTERED or getattr(ke, "is_hidden_event", _no)():
+        # Memory records are instants, no ops: trace/memory.py reads them on their own.
+        if (
+            name in _TORCH_FILTERED
+            or name in _MEMORY_RECORDS
+            or getattr(ke, "is_hidden_event", _no)()
+        ):
             continue
         if getattr(ke.device_type(), "name", "") != "CPU" or ke.linked_correlation_id() > 0:
             return None
@@ -309,7 +312,7 @@ def kineto_nodes(result: Any) -> list[KinetoNode] | None:
 
 
 # Names torch's parse (autograd.profiler._parse_kineto_results) drops, and the memory
-# records it folds into the ops around them.
+# records it folds into the ops around them (skipped here as well).
 _TORCH_FILTERED = frozenset(
     {
         "profiler::_record_function_enter",
@@ -321,6 +324,7 @@ _TORCH_FILTERED = frozenset(
     }
 )
 _MEMORY_RECORDS = frozenset({"[memory]", "[OutOfMemory]"})
+_SKIPPED = _TORCH_FILTERED | _MEMORY_RECORDS
 
 
 def _no() -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from ..model import Measurement, OpRow
 from ..stats import Stats, median
 from .analysis import RoundResult
+from .memory import summarize_memory
 
 
 def summarize(
@@ -36,6 +37,7 @@ def summarize(
     worst = max(rounds, key=lambda r: (len(r.ops), len(r.kernels)))
     gaps = launch_gaps(rounds)
     busy = [r.device_busy_us for r in rounds if r.device_busy_us is not None]
+    memory = summarize_memory([r.memory for r in rounds])
     return Measurement(
         test_id=test_id,
         region=region,
@@ -58,6 +60,8 @@ def summarize(
         graph_breaks=max(r.graph_breaks for r in rounds),
         recompiles=recompiles_seen(rounds),
         launch_gap_us=gaps if gaps.n else None,
+        memory=memory[0] if memory else None,
+        memory_steps=memory[1] if memory else (),
     )
 
 

@@ -1,17 +1,10 @@
 """CPU peaks measured on the machine: a float32 matmul for FLOP/s, a large copy for bytes/s.
 
-No published figure fits a shared CI runner (core count, turbo, memory channels and
-neighbours all vary), so the CPU roof is what this machine does now, with the same torch
-thread count the measured regions use. Best of a few repetitions, a few hundred ms in all;
-the plugin runs it once per session, only when a CPU region's roofline is needed.
-
-The matmul is large enough to run near the BLAS library's peak but small enough to repeat
-often: on a shared runner single calls vary tenfold (measured on this 2-core machine: a
-256^3 matmul took 0.19 ms at best and 28 ms at worst), and only the best of many calls
-approaches the roof (the first ten or so calls in a fresh process took 9-32 ms each here, so
-the time budget must outlast them). The copy counts its bytes as a kernel would be counted
-here, read once plus written once; its two buffers are kept small (peak RSS is a budget), so
-on a large last-level cache it measures the cache, not DRAM (see docs/design.md).
+No published figure fits a shared CI runner, so the CPU roof is what this machine does now,
+with the thread count the measured regions use: the best of many short repetitions (single
+calls vary tenfold on a shared runner), once per session, only when a CPU region's roofline
+is needed. The copy's buffers are small (peak RSS is a budget), so on a large last-level
+cache it measures the cache. Figures: benchmarks/RESULTS.md, "CPU calibration".
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ from dataclasses import dataclass
 from .peaks import Peaks
 
 MATMUL_N = 256
-# Two buffers of this size: 24 MiB of peak RSS for the session (the issue-16 budget is 32).
+# Two buffers of this size: 24 MiB of peak RSS for the session (docs/cost.md).
 COPY_MIB = 12
 
 
@@ -46,8 +39,8 @@ class Calibration:
 
 def _best_seconds(step: Callable[[], object], repeats: int, budget_s: float) -> float:
     """Best time of ``repeats`` calls, or of those that fit in ``budget_s``. No early stop
-    on "stable" times: slow calls come in equal scheduler quanta (16.0, 16.0, 16.02 ms
-    measured here) and looked stable while being 60 times too slow."""
+    on "stable" times: slow calls come in equal scheduler quanta, which look stable while
+    being many times too slow (benchmarks/RESULTS.md, "CPU calibration")."""
     clock = time.perf_counter
     step()  # first call pays page faults and BLAS start-up
     best = float("inf")
@@ -62,7 +55,7 @@ def _best_seconds(step: Callable[[], object], repeats: int, budget_s: float) -> 
 
 
 def calibrate_cpu(*, repeats: int = 100, budget_s: float = 0.25) -> Calibration:
-    """Measure this machine's float32 matmul FLOP/s and copy bytes/s (0.2-0.6 s here)."""
+    """Measure this machine's float32 matmul FLOP/s and copy bytes/s."""
     import torch
 
     t0 = time.perf_counter()
@@ -74,8 +67,7 @@ def calibrate_cpu(*, repeats: int = 100, budget_s: float = 0.25) -> Calibration:
         mm_s = _best_seconds(lambda: torch.mm(a, b, out=out), repeats, budget_s)
         if threads > 1:
             # With every core busy elsewhere the threaded matmul waits at its barriers for
-            # the whole budget (measured: 2.1 GFLOP/s against 190 when quiet); one thread
-            # never waits (80-91 GFLOP/s here, steady), so the roof is at least that.
+            # the whole budget; one thread never waits, so the roof is at least its figure.
             torch.set_num_threads(1)
             try:
                 single = _best_seconds(lambda: torch.mm(a, b, out=out), repeats // 4, budget_s / 3)

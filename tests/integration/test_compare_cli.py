@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import FAST, FUSION_SUITE
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -19,44 +20,16 @@ from pytest_neuronperf.reports.diff_render import MARKER
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-SUITE = """
-import os, pytest, torch
 
-H = 64
-
-def rmsnorm(x, w):
-    if os.environ.get("BREAK_FUSION"):
-        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
-    return torch.rms_norm(x, (H,), w, 1e-6)
-
-@pytest.fixture
-def xw():
-    return torch.randn(4, H), torch.ones(H)
-
-@pytest.mark.neuron_budget(max_ops=1)
-def test_fused(neuron_profile, xw):
-    neuron_profile(rmsnorm, *xw, name="rmsnorm")
-
-def test_plain(neuron_profile, xw):
-    neuron_profile(torch.relu, xw[0], name="relu")
-"""
-
-# Three rounds: too few to judge times (stats.MIN_ROUNDS), so two real runs differ only in
-# what they dispatched. Time verdicts are tested on one six-round report and scaled copies.
-RUN = (
-    "-p",
-    "no:cacheprovider",
-    "--neuron-profile",
-    "--neuron-profile-rounds=3",
-    "--neuron-profile-warmup=1",
-)
+# Time verdicts are tested on one six-round report and scaled copies (FAST's runs cannot).
+RUN = FAST
 
 
 @pytest.fixture
 def reports(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """main's report (recording the baseline) and a pull request's that broke the fusion."""
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
-    pytester.makepyfile(test_model=SUITE)
+    pytester.makepyfile(test_model=FUSION_SUITE)
     pytester.runpytest_inprocess(
         *RUN, "--neuron-profile-update", "--neuron-profile-json=base.json"
     ).assert_outcomes(passed=2)
@@ -122,7 +95,7 @@ def _scaled(doc: dict[str, Any], region: str, factor: float) -> dict[str, Any]:
 def test_time_verdicts_follow_the_gate_rule(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pytester.makepyfile(test_model=SUITE)
+    pytester.makepyfile(test_model=FUSION_SUITE)
     # Recorded: a run with no baseline to judge against times one call a round (no window),
     # too noisy for a +50% to be certain; a recording samples the window.
     pytester.runpytest_inprocess(

@@ -77,8 +77,15 @@ def test_tensor_parallel_region_budgets_baseline_and_diff(
         _rank_view_is_drawn(project.path / "report.html", project.path)
 
     monkeypatch.setenv("NP_EDIT", "gather")
-    gather = project.runpytest("-p", "no:cacheprovider", "--neuron-profile")
+    gather = project.runpytest(
+        "-p", "no:cacheprovider", "--neuron-profile", "--neuron-profile-json=r.json",
+        "--neuron-profile-markdown=r.md", "--neuron-profile-html=r.html", "--junitxml=j.xml",
+    )  # fmt: skip
     gather.assert_outcomes(failed=1)
+    # Every report carries the diff (JUnit and JSON as the record's JSON).
+    for name in ("r.json", "r.md", "r.html", "j.xml"):
+        text = (project.path / name).read_text(encoding="utf-8")
+        assert "made 2 collectives, baseline 1 (+ all_gather" in text, name
     # Every rank made the same calls: the one named is the slower of the two.
     out = re.sub(r"\(rank [01] of 2\)", "(rank R of 2)", gather.stdout.str())
     assert (
@@ -165,6 +172,17 @@ def test_already_initialised(neuron_profile, tmp_path):
         dist.destroy_process_group()
     print("LINE:", str(info.value))
 
+def test_neuron_backend(neuron_profile):
+    with pytest.raises(MeasureError) as info:
+        neuron_profile.distributed(add, torch.ones(4), backend="neuron")
+    print("LINE:", str(info.value))
+
+def test_not_picklable(neuron_profile):
+    with pytest.raises(MeasureError) as info:
+        neuron_profile.distributed(lambda x: x + 1, torch.ones(4), world_size=2)
+    print("LINE:", str(info.value))
+    assert multiprocessing.active_children() == []
+
 def test_uninitialised_under_torchrun(neuron_profile, monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "2")
@@ -179,7 +197,7 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "-s", "--neuron-profile", "--neuron-profile-update"
     )
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=6, failed=1)
     out = result.stdout.str()
     assert (
         "MeasureError: neuron_profile.distributed('crash'): rank 1 of 2 failed: "
@@ -191,7 +209,15 @@ def test_failing_ranks_each_say_one_line_and_leave_nothing(pytester: pytest.Pyte
         "timeout= if the region is that slow"
     ) in out
     assert "is more than this machine allows for gloo" in out
+    assert (
+        "LINE: neuron_profile.distributed: backend='neuron': torch-neuronx is not installed, "
+        "and the Neuron process group comes with it; use gloo"
+    ) in out
     assert "LINE: neuron_profile.distributed: torch.distributed is already initialised" in out
+    assert (
+        "LINE: neuron_profile.distributed('test_not_picklable.<locals>.<lambda>'): the "
+        "callable and its arguments must pickle to reach the ranks (a module-level function): "
+    ) in out
     assert (
         "LINE: neuron_profile('add'): torchrun started 2 ranks but torch.distributed is not "
         "initialised in this one"

@@ -16,7 +16,7 @@ import pytest
 from chromium import colour_near, look, skip_without
 
 from pytest_neuronperf.cli.main import main
-from pytest_neuronperf.reports.charts import history
+from pytest_neuronperf.reports.charts import history, svg
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -68,6 +68,18 @@ def _merge(doc: dict[str, Any], k: int, factors: dict[str, float]) -> dict[str, 
             if stats:
                 stats["samples"] = [v * f for v in stats["samples"]]
                 stats["median"] = stats["median"] * f
+    return out
+
+
+def _pinned(doc: dict[str, Any], **medians: float) -> dict[str, Any]:
+    """``doc`` with each measurement's named times set to constant rounds of that value."""
+    out: dict[str, Any] = json.loads(json.dumps(doc))
+    for rec in out["measurements"]:
+        m = rec["measurement"]
+        for key, value in medians.items():
+            n = m[key]["n"]
+            m[key] = {"iqr": 0.0, "max": value, "median": value, "min": value, "n": n,
+                      "samples": [value] * n}  # fmt: skip
     return out
 
 
@@ -238,7 +250,9 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_trend_charts_are_drawn_in_a_real_browser(
     real: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _series(real, tmp_path, 1.03)
+    # Device and host times pinned far apart: measured ones may lie within a dot's width of
+    # each other, and the device dot, drawn on top, then hides the host dot's colour.
+    folder = _series(_pinned(real, device_us=40.0, host_us=10.0), tmp_path, 1.03)
     out = tmp_path / "history.html"
     assert main(["history", str(folder), "-o", str(out)]) == 0
     seen, placed, img = look(
@@ -248,7 +262,7 @@ def test_trend_charts_are_drawn_in_a_real_browser(
     for chart in seen.of("trend"):
         left, _, width, _ = chart["box"]
         assert left >= 0 and left + width <= seen.client_width + 0.5
-    for cls, want in (("trend-device-point", history.DEVICE), ("trend-host-point", history.HOST)):
+    for cls, want in (("trend-device-point", svg.DEVICE), ("trend-host-point", svg.HOST)):
         dots = placed.of(cls)
         assert len(dots) == 20, cls  # ten reports, two regions
         for dot in dots:

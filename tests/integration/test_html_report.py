@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from chromium import colour_near, look, skip_without
+from helpers import FAST
 
-from pytest_neuronperf.reports.charts import fusion, roofline
+from pytest_neuronperf.reports.charts import roofline, svg
 from pytest_neuronperf.reports.status import COLOURS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -45,14 +46,6 @@ def test_a_matmul_whose_test_id_is_long_enough_to_be_elided_in_the_table(neuron_
     a, b = torch.randn(64, 64), torch.randn(64, 64)
     neuron_profile(torch.mm, a, b, name="matmul")
 """
-
-FAST = (
-    "-p",
-    "no:cacheprovider",
-    "--neuron-profile",
-    "--neuron-profile-rounds=3",
-    "--neuron-profile-warmup=1",
-)
 
 
 @pytest.fixture
@@ -180,9 +173,9 @@ def test_pictures_are_drawn_in_a_real_browser_within_1280_px(page: Path, tmp_pat
             assert colour_near(img, x1 + (x2 - x1) * t, y1 + (y2 - y1) * t, roofline.ROOF)
     # The fusion view: a device, host and ops bar per variant, in their colours.
     for cls, want in (
-        ("fusion-device", fusion.DEVICE),
-        ("fusion-host", fusion.HOST),
-        ("fusion-ops", fusion.OPS),
+        ("fusion-device", svg.DEVICE),
+        ("fusion-host", svg.HOST),
+        ("fusion-ops", svg.SLATE),
     ):
         bars = placed.of(cls)
         assert len(bars) == 2, cls

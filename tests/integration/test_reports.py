@@ -10,44 +10,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 from chromium import screenshot, skip_without
+from helpers import FAST, FUSION_SUITE
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-SUITE = """
-import os, pytest, torch
-
-H = 64
-
-def rmsnorm(x, w):
-    if os.environ.get("BREAK_FUSION"):
-        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
-    return torch.rms_norm(x, (H,), w, 1e-6)
-
-@pytest.fixture
-def xw():
-    return torch.randn(4, H), torch.ones(H)
-
-@pytest.mark.neuron_budget(max_ops=1)
-def test_fused(neuron_profile, xw):
-    neuron_profile(rmsnorm, *xw, name="rmsnorm")
-
-def test_plain(neuron_profile, xw):
-    neuron_profile(torch.relu, xw[0], name="relu")
-"""
-
-FAST = (
-    "-p",
-    "no:cacheprovider",
-    "--neuron-profile",
-    "--neuron-profile-rounds=3",
-    "--neuron-profile-warmup=1",
-)
 
 
 @pytest.fixture
 def broken_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A baseline recorded with the fusion intact, then a run where it is broken."""
-    pytester.makepyfile(test_model=SUITE)
+    pytester.makepyfile(test_model=FUSION_SUITE)
     pytester.runpytest_inprocess(*FAST, "--neuron-profile-update").assert_outcomes(passed=2)
     monkeypatch.setenv("BREAK_FUSION", "1")
     return pytester
@@ -119,7 +90,7 @@ def test_html_chart_is_drawn_in_a_real_browser(broken_run: pytest.Pytester, tmp_
     result.assert_outcomes(passed=1, failed=1)
     pixels = screenshot(broken_run.path / "report.html", tmp_path, 1600)
     colours = {c for _, c in pixels.getcolors(maxcolors=1 << 20) or []}
-    # The bars' own colours (report_html.CURRENT and BASELINE) are on screen: the chart drew.
+    # The bars' own colours (reports/html.py's CURRENT and BASELINE) are on screen: the chart drew.
     assert (0x25, 0x63, 0xEB) in colours
     assert (0x9C, 0xA3, 0xAF) in colours
 
@@ -128,11 +99,17 @@ def test_slow_phase_says_what_it_is_doing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_slow="""
 import time
+from pytest_neuronperf.measure.progress import WATCH
 
 def slow(calls=[]):
     calls.append(1)
     if len(calls) == 1:
-        time.sleep(2.2)   # a first call as slow as a compile
+        # As slow as a compile: past the 2 s threshold, and until the watch thread has said
+        # its line, however late a busy machine runs it.
+        time.sleep(2.1)
+        while WATCH.pending():
+            time.sleep(0.05)
+        time.sleep(0.1)
 
 def test_slow(neuron_profile):
     neuron_profile(slow)

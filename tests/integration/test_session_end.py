@@ -69,7 +69,7 @@ def test_unwritable_baseline_directory(
     monkeypatch.setenv("NP_EXTRA_OP", "1")  # a change the update would write
     with unwritable(directory):
         result = run(pytester, "--neuron-profile-update")
-    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.assert_outcomes(passed=1)  # pytest's summary line is there
     result.stdout.fnmatch_lines(
         [
@@ -100,7 +100,7 @@ def test_unwritable_report_paths(pytester: pytest.Pytester) -> None:
         "--neuron-profile-markdown=blocker/report.md",
         "--neuron-profile-html=out/report.html",
     )
-    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [

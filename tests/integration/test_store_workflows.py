@@ -45,7 +45,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 def test_a_baseline_that_is_not_utf8_is_refused_in_one_line_and_replaced_by_update(
     project: pytest.Pytester,
 ) -> None:
-    """Issue 15 item 11: it was an INTERNALERROR (UnicodeDecodeError), even under update."""
+    """Not UTF-8: once an INTERNALERROR (UnicodeDecodeError), even under update."""
     path = project.path / FILE
     path.parent.mkdir()
     # A test id with an e-acute in Latin-1: one byte 0xE9, not UTF-8.
@@ -66,7 +66,7 @@ def test_a_baseline_that_is_not_utf8_is_refused_in_one_line_and_replaced_by_upda
 
 
 def test_an_infinite_sample_is_a_damaged_file(project: pytest.Pytester) -> None:
-    """Issue 15 item 4: 1e400 read as inf and judged 'same +inf%'."""
+    """1e400 once read as inf and was judged 'same +inf%'."""
     run(project, "--neuron-profile-update").assert_outcomes(passed=1)
     path = project.path / FILE
     text = path.read_text()

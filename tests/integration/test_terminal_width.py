@@ -1,5 +1,5 @@
-"""The neuronperf section of a real run fits the terminal pytest writes to (issue 15,
-item 13): COLUMNS=80 and 120, a 300-character parametrize id, everything kept in JSON."""
+"""The neuronperf section of a real run fits the terminal pytest writes to: COLUMNS=80
+and 120, a 300-character parametrize id, everything kept in JSON."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Threads, windows and lazy callables end to end through pytester, on the real CPU
-profiler (issue 15, items 1-3 and 5)."""
+profiler."""
 
 from __future__ import annotations
 

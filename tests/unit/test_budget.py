@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import helpers
 import pytest
 
 from pytest_neuronperf.gate.budget import check, time_notes
@@ -22,21 +24,15 @@ ROUNDS = [100.0] * 9 + [1000.0]
 
 
 def measurement(region: str = "r", **changes: Any) -> Measurement:
-    values: dict[str, Any] = dict(
-        test_id="t.py::t",
-        region=region,
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=3,
-        kernels=4,
-        op_counts={"aten::mul": 3},
-        kernel_counts={"aten::mul": 4},
-        device_us=Stats.of(ROUNDS),
-        host_us=Stats.of([r / 2 for r in ROUNDS]),
-        rounds=len(ROUNDS),
+    m = helpers.measurement(
+        region,
+        ops={"aten::mul": 3},
+        kernels={"aten::mul": 4},
+        device=ROUNDS,
+        host=[r / 2 for r in ROUNDS],
+        environment={},
     )
-    values.update(changes)
-    return Measurement(**values)
+    return replace(m, **changes)
 
 
 def metrics(budget: Budget, *ms: Measurement) -> list[tuple[str, str, float | None]]:
@@ -198,6 +194,42 @@ def test_describe_and_tolerance_for() -> None:
     assert tolerance_for([general, b], "r", 0.1) == 0.25, "the region's own wins"
     assert tolerance_for([general, b], "other", 0.1) == 0.5
     assert tolerance_for([], "r", 0.1) == 0.1
+
+
+MIB = 1 << 20
+
+
+def with_memory(peak: int, retained: int = 0) -> Measurement:
+    from pytest_neuronperf.model import Memory
+
+    return measurement(
+        memory=Memory(peak_bytes=peak, allocated_bytes=peak, retained_bytes=retained)
+    )
+
+
+def test_memory_budgets_take_bytes_or_units_and_fail_one_byte_over() -> None:
+    assert neuron_budget(max_peak_memory="4 MiB") == Budget(max_peak_memory=4 * MIB)
+    assert neuron_budget(max_retained_memory=0).max_retained_memory == 0
+    budget = neuron_budget(max_peak_memory="4 MiB", max_retained_memory="1 KB")
+    assert metrics(budget, with_memory(4 * MIB, 1024)) == []
+    assert metrics(budget, with_memory(4 * MIB + 1, 1025)) == [
+        ("r", "max_peak_memory", 4 * MIB + 1),
+        ("r", "max_retained_memory", 1025),
+    ]
+    assert "max_peak_memory=4.0 MiB (4194304 bytes)" in budget.describe()
+
+
+def test_a_memory_budget_on_a_region_without_a_figure_fails_with_the_reason() -> None:
+    budget = neuron_budget(max_peak_memory=1)
+    [v] = check(budget, [measurement(memory_note="no memory figure: no counters")])
+    assert (v.metric, v.value) == ("max_peak_memory", None)
+    assert v.sentence.endswith("but no memory figure: no counters")
+
+
+@pytest.mark.parametrize("bad", ["4 parsecs", -1, 1.5, True])
+def test_bad_memory_limits_are_usage_errors(bad: object) -> None:
+    with pytest.raises(BudgetError, match="max_peak_memory: expected"):
+        budget_from_marker((), {"max_peak_memory": bad}, "t.py::t")
 
 
 def test_min_roofline_fraction_fails_just_under_it_and_holds_at_it() -> None:

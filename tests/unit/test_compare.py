@@ -7,6 +7,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import helpers
 import pytest
 
 from pytest_neuronperf.baselines import store as bstore
@@ -70,21 +71,7 @@ def test_improvement_and_too_few_rounds() -> None:
 
 
 def measurement(ops: dict[str, int], device: list[float], region: str = "r") -> Measurement:
-    return Measurement(
-        test_id="t.py::t",
-        region=region,
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=sum(ops.values()),
-        kernels=sum(ops.values()),
-        op_counts=ops,
-        kernel_counts=ops,
-        device_us=Stats.of(device),
-        host_us=Stats.of(device),
-        per_op=(),
-        rounds=len(device),
-        environment={"torch": "2.13.0", "device_kind": "cpu:x86_64"},
-    )
+    return helpers.measurement(region, ops=ops, device=device)
 
 
 TIMES = [100.0 + i for i in range(10)]
@@ -308,3 +295,39 @@ def test_partially_selected_modules(tmp_path: Path) -> None:
         ["tests/test_x.py::test_a", "tests/test_y.py", "/elsewhere/t.py::x"], tmp_path, tmp_path
     )
     assert got == {"tests/test_x.py"}
+
+
+def test_memory_is_exact_on_cpu_and_names_the_ops_that_allocated_more() -> None:
+    from pytest_neuronperf.model import Memory
+
+    mib = 1 << 20
+    then = Memory(peak_bytes=4 * mib, allocated_bytes=4 * mib, retained_bytes=0,
+                  op_bytes={"aten::add": 4 * mib})  # fmt: skip
+    now = replace(then, peak_bytes=4 * mib + 1)
+    base = measurement({"aten::add": 1}, TIMES)
+    entry = Entry.of(replace(base, memory=then))
+    c = compare(entry, replace(base, memory=now), tolerance=0.1)
+    assert c.status == "regressed"
+    assert c.failures == ("neuronperf baseline: region 'r' peak 4.0 MiB, baseline 4.0 MiB",)
+    grew = replace(then, peak_bytes=8 * mib, op_bytes={"aten::add": 4 * mib, "aten::mul": 4 * mib})
+    c = compare(entry, replace(base, memory=grew), tolerance=0.1)
+    assert c.failures == (
+        "neuronperf baseline: region 'r' peak 8.0 MiB, baseline 4.0 MiB (+ aten::mul 4.0 MiB)",
+    )
+    assert compare(entry, replace(base, memory=then), tolerance=0.1).status == "same"
+    # An entry from before memory was profiled gains it.
+    assert compare(Entry.of(base), replace(base, memory=then), tolerance=0.1).needs_write
+
+
+def test_device_memory_is_judged_within_one_per_cent_of_its_baseline() -> None:
+    from pytest_neuronperf.gate.memory import DEVICE_TOLERANCE
+    from pytest_neuronperf.model import Memory
+
+    peak = 100 * 1024
+    then = Memory(peak_bytes=peak, allocated_bytes=peak, retained_bytes=0, source="allocator")
+    base = measurement({"aten::add": 1}, TIMES)
+    entry = Entry.of(replace(base, memory=then))
+    at = replace(then, peak_bytes=peak + int(peak * DEVICE_TOLERANCE))
+    assert compare(entry, replace(base, memory=at), tolerance=0.1).failures == ()
+    over = replace(at, peak_bytes=at.peak_bytes + 1)
+    assert compare(entry, replace(base, memory=over), tolerance=0.1).status == "regressed"

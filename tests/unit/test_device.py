@@ -199,8 +199,8 @@ def test_alexnet_annotation_rounds_count_what_each_launched() -> None:
     assert m.kernels == max(k for k, _ in expected)
 
 
-def test_the_issues_four_traces_give_the_issues_launched_figures() -> None:
-    # Issue 14's table, "launched" column; the test's own count must agree with it too.
+def test_four_traces_give_the_launched_figures_recorded_for_them() -> None:
+    # The "launched" figures first recorded for these traces; the test's own count agrees.
     cases = [
         (VLLM_GRAPH, 425, 10_717.708),
         (B200_EAGER, 768, 11_665.76),

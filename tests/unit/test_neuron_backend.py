@@ -15,11 +15,15 @@ whether real Neuron output looks like this is checked there by benchmarks/verify
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
+import re
+import shutil
 import stat
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +31,14 @@ import pytest
 import torch
 from test_neuron_runtime import SCHEMA
 
+from pytest_neuronperf.backends import BackendMisconfigured
 from pytest_neuronperf.backends.neuron import NeuronBackend
 from pytest_neuronperf.backends.neuron.config import RuntimePlan
 from pytest_neuronperf.backends.neuron.sources import NeuronDeviceTimeError
+from pytest_neuronperf.markers import marker_name
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.settings import defaults
 
 ROWS_VARIABLE = "NEURONPERF_TEST_EXECUTIONS"
 
@@ -196,3 +203,190 @@ def test_with_region_gets_its_window_too(tmp_path: Path, explorer: Path) -> None
     (a, b) = fn.calls[-1]
     assert m.device_us.samples == pytest.approx([(b - a) / 1e3], abs=1e-9)
     assert m.device_notes[0].startswith("device time: the Neuron Runtime trace")
+
+
+# --- the backend's own code, with torch-neuronx stood in for: a module that carries the
+# documented NeuronConfig signature (test_neuron_config.py's Tutorial / Documented classes)
+# and torch.neuron's device queries. Fast: no measurement, no subprocess but the failing
+# explorer below.
+
+
+class Stack:
+    """What the fake torch-neuronx and torch.neuron were asked."""
+
+    def __init__(self) -> None:
+        self.synchronized = 0
+        self.available = True
+        self.exported: list[str] = []
+
+    def is_available(self) -> bool:
+        return self.available
+
+    def device_count(self) -> int:
+        return 2
+
+    def synchronize(self) -> None:
+        self.synchronized += 1
+
+
+@pytest.fixture
+def stack(monkeypatch: pytest.MonkeyPatch) -> Stack:
+    from test_neuron_config import ProfileMode, Tutorial
+
+    state = Stack()
+
+    class NeuronProfiler:
+        def __init__(self, config: Any) -> None:
+            self.config = config
+
+        def export_trace(self, prof: Any) -> None:
+            state.exported.append(self.config.kwargs["profile_output_dir"])
+
+    package = types.ModuleType("torch_neuronx")
+    package.__spec__ = importlib.machinery.ModuleSpec("torch_neuronx", None)
+    profiling = types.ModuleType("torch_neuronx.profiling")
+    profiling.__dict__.update(
+        NeuronConfig=Tutorial, ProfileMode=ProfileMode, NeuronProfiler=NeuronProfiler
+    )
+    package.__dict__["profiling"] = profiling
+    monkeypatch.setitem(sys.modules, "torch_neuronx", package)
+    monkeypatch.setitem(sys.modules, "torch_neuronx.profiling", profiling)
+    monkeypatch.setattr(torch._C, "_get_privateuse1_backend_name", lambda: "neuron")
+    monkeypatch.setattr(torch, "neuron", state, raising=False)
+    monkeypatch.delenv("NEURON_RT_INSPECT_ENABLE", raising=False)
+    monkeypatch.delenv("NEURON_LOGICAL_NC_CONFIG", raising=False)
+    return state
+
+
+def configured(tmp_path: Path) -> NeuronBackend:
+    backend = NeuronBackend(tmp_path / "neuron")
+    backend.configure(defaults())
+    return backend
+
+
+def test_a_registered_native_backend_with_a_device_is_available(stack: Stack) -> None:
+    assert NeuronBackend().unavailable_reason() is None
+    stack.available = False
+    assert NeuronBackend().unavailable_reason() == (
+        "torch.neuron reports no Neuron device on this machine"
+    )
+
+
+def test_the_device_is_named_for_its_instance_cores_and_logical_core_setting(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_neuronperf.backends.neuron.backend as module
+
+    monkeypatch.setattr(module, "read_instance_type", lambda: "trn2.48xlarge")
+    backend = NeuronBackend()
+    assert backend.device_kind() == "neuron:trn2:2nc:lnc2"
+    assert backend.activities() == [
+        torch.profiler.ProfilerActivity.CPU,
+        torch.profiler.ProfilerActivity.PrivateUse1,
+    ]
+    backend.synchronize()
+    assert stack.synchronized == 1
+
+
+def test_configure_builds_the_tutorials_config_and_records_it(
+    stack: Stack, tmp_path: Path, explorer: Path
+) -> None:
+    backend = configured(tmp_path)
+    assert backend.profile_dir == tmp_path / "neuron"
+    assert backend.built is not None and backend.built.backfill
+    assert backend.runtime_plan is not None and backend.runtime_plan.enabled
+    kwargs = backend.profiler_kwargs()
+    session = tmp_path / "neuron" / "session-0000"
+    assert session.is_dir() and kwargs["experimental_config"].kwargs["profile_output_dir"] == (
+        str(session)
+    )
+    kwargs["on_trace_ready"](None)
+    assert stack.exported == [str(session)]
+    versions = backend.versions()
+    assert versions["torch_neuronx"] == "?"  # the stand-in has no distribution metadata
+    assert versions["neuron_config"] == (
+        "modes=DEVICE,RUNTIME; profile_output_dir=<per session>; correlate_device_time=True"
+    )
+    assert versions["neuron_runtime_trace"].startswith("on (")
+    assert "neuron_config_refused" not in versions
+
+
+def test_a_config_without_the_backfill_parameter_is_recorded_as_refused(
+    stack: Stack, tmp_path: Path, explorer: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_neuron_config import Documented
+
+    monkeypatch.setattr(sys.modules["torch_neuronx.profiling"], "NeuronConfig", Documented)
+    backend = configured(tmp_path)
+    assert backend.built is not None and not backend.built.backfill
+    assert backend.versions()["neuron_config_refused"] == "correlate_device_time"
+
+
+def test_environment_capture_is_a_misconfiguration(
+    stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEURON_RT_INSPECT_ENABLE", "1")
+    with pytest.raises(BackendMisconfigured, match="unset NEURON_RT_INSPECT_ENABLE"):
+        configured(tmp_path)
+
+
+def test_prepare_without_configure_sets_up_once_in_a_directory_of_its_own(
+    stack: Stack, explorer: Path
+) -> None:
+    backend = NeuronBackend()
+    backend.prepare()
+    root = backend.profile_dir
+    assert root is not None and root.is_dir() and f"-{os.getpid()}-" in root.name
+    backend.prepare()
+    assert backend.profile_dir == root
+    root.rmdir()
+
+
+def cpu_profile(markers: list[str]) -> tuple[Any, dict[str, tuple[int, int]]]:
+    """A real CPU profile with one round per marker, and each round's host window."""
+    windows = {}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for marker in markers:
+            t0 = time.time_ns()
+            with torch.profiler.record_function(marker):
+                torch.ones(8).sum()
+            windows[marker] = (t0, time.time_ns())
+    return prof, windows
+
+
+MARKERS = [marker_name(0, "r", i) for i in range(2)]
+
+
+def why_unread(backend: NeuronBackend, windows: bool = True) -> str:
+    """Why the runtime trace was not read, as the error for no device time says it."""
+    prof, timed = cpu_profile(MARKERS)
+    with pytest.raises(NeuronDeviceTimeError, match="no device time from either source") as err:
+        backend.analyze(prof, [MARKERS], timed if windows else {})
+    found = re.search(r"not read \((.*?)\)", str(err.value))
+    assert found is not None, str(err.value)
+    return found.group(1)
+
+
+def test_a_runtime_trace_not_read_says_why(
+    stack: Stack, tmp_path: Path, explorer: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_neuron_config import Documented
+
+    # No backfill, so the runtime trace is the device time and every reason it is not
+    # read shows in the error.
+    monkeypatch.setattr(sys.modules["torch_neuronx.profiling"], "NeuronConfig", Documented)
+    backend = configured(tmp_path)
+    assert why_unread(backend) == "no host window", "no profiler session yet"
+    backend.profiler_kwargs()
+    session = tmp_path / "neuron" / "session-0000"
+    assert why_unread(backend, windows=False) == "no host window"
+    assert why_unread(backend) == f"no ntrace.pb / trace_info.pb under {session}"
+    (session / f"i-0abc_pid_{os.getpid()}").mkdir()
+    (session / f"i-0abc_pid_{os.getpid()}" / "ntrace.pb").write_bytes(b"")
+    # The explorer fails: its last line of output is the reason.
+    tool = Path(shutil.which("neuron-explorer") or "")
+    tool.write_text("#!/bin/sh\necho 'cannot open ntrace.pb' >&2\nexit 3\n")
+    assert why_unread(backend).endswith("--ingest-only exited 3: cannot open ntrace.pb")
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr("pytest_neuronperf.backends.neuron.backend.find_explorer", lambda: None)
+    assert why_unread(backend) == f"no neuron-explorer under {session}"

@@ -1,4 +1,4 @@
-"""``neuronperf report`` on traces no profiler writes (issue 15, item 12): one line on
+"""``neuronperf report`` on traces no profiler writes: one line on
 stderr and exit status 2, never a traceback, never a figure made of a broken value.
 
 Each bad trace is the real Triton example from tests/data with one thing changed, written

@@ -42,9 +42,11 @@ OTHER: dict[str, tuple[str, Any]] = {
     "compare_host": ("1", True),
     "count_work": ("off", False),
     "reference": ("no", False),
+    "memory": ("on", True),
     "json_path": ("r.json", Path("r.json")),
     "markdown_path": ("r.md", Path("r.md")),
     "html_path": ("r.html", Path("r.html")),
+    "export": ("bencher:b.json", ("bencher", Path("b.json"))),
     "neuron_config": ("modes=RUNTIME", (("modes", "RUNTIME"),)),
 }
 # Distinct from OTHER, to tell the levels apart (flags have one "on" value: see below).
@@ -59,9 +61,11 @@ THIRD: dict[str, tuple[str, Any]] = {
     "tolerance": ("50", 0.5),
     "count_work": ("on", True),
     "reference": ("yes", True),
+    "memory": ("off", False),
     "json_path": ("2.json", Path("2.json")),
     "markdown_path": ("2.md", Path("2.md")),
     "html_path": ("2.html", Path("2.html")),
+    "export": ("github-action-benchmark:g.json", ("github-action-benchmark", Path("g.json"))),
     "neuron_config": ("modes=DEVICE", (("modes", "DEVICE"),)),
 }
 

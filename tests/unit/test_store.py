@@ -54,7 +54,7 @@ def path_of(directory: Path) -> Path:
     return directory / file_name(KIND)
 
 
-# --- issue 15 item 4: non-finite samples are damage --------------------------------------
+# --- non-finite samples are damage -------------------------------------------------------
 
 
 @pytest.mark.parametrize("field", ["host_us", "device_us", "reference_us"])
@@ -72,7 +72,7 @@ def test_a_non_finite_sample_is_a_damaged_file(tmp_path: Path, field: str, liter
     assert damaged.entries == {} and "finite" in damaged.damaged
 
 
-# --- issue 15 item 11: bytes that are not UTF-8 ------------------------------------------
+# --- bytes that are not UTF-8 ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_an_integer_past_pythons_digit_limit_is_a_damaged_file(tmp_path: Path) -
         load(tmp_path, KIND)
 
 
-# --- issue 15 item 9: modes ---------------------------------------------------------------
+# --- modes -------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -148,7 +148,7 @@ def test_a_new_file_gets_the_umasks_mode(
     assert [p.name for p in tmp_path.iterdir()] == [file_name(KIND)], "no temporary file left"
 
 
-# --- issue 15 item 8: concurrent updates --------------------------------------------------
+# --- concurrent updates ------------------------------------------------------------------
 
 
 def test_two_concurrent_updates_keep_both_entries(tmp_path: Path) -> None:

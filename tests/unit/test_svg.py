@@ -44,23 +44,6 @@ def test_nice_ticks_are_round_and_cover_the_range() -> None:
     assert lo < 5.0 < hi
 
 
-def test_elide_middle_keeps_both_ends_at_the_width() -> None:
-    text = "tests/models/attention/test_flash.py::test_causal[bf16-seq4096]"
-    short = svg.elide_middle(text, 30)
-    assert len(short) == 30 and "…" in short
-    assert short.startswith("tests/models/a") and short.endswith("[bf16-seq4096]")
-    assert svg.elide_middle("short", 30) == "short"
-
-
-def test_elide_test_id_keeps_the_test_name_whole_when_it_fits() -> None:
-    text = "tests/models/attention/test_flash.py::test_causal[bf16]"
-    short = svg.elide_test_id(text, 36)
-    assert len(short) == 36 and short.endswith("::test_causal[bf16]")
-    # A name too long for the room: the middle of the whole id goes instead.
-    long_name = "t.py::" + "x" * 60
-    assert len(svg.elide_test_id(long_name, 20)) == 20
-
-
 def test_labels_never_overlap_while_there_is_room() -> None:
     labels = svg.Labels(800.0, 400.0)
     boxes = []

@@ -1,5 +1,5 @@
 """The terminal table fits the terminal: columns drop or merge by priority, long test ids
-and regions are elided in the middle, footer sentences wrap (issue 15, item 13)."""
+and regions are elided in the middle, footer sentences wrap."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_neuronperf.model import Measurement, Record, Work
-from pytest_neuronperf.reports.fit import elide, elide_test_id, fit_table, terminal_width, wrap
+from pytest_neuronperf.reports.fit import fit_table, terminal_width, wrap
 from pytest_neuronperf.reports.terminal import baseline_footer, summary_table
 from pytest_neuronperf.stats import Stats
 
@@ -44,22 +44,6 @@ def record(test_id: str = LONG_ID, region: str = "mlp", **kwargs: object) -> Rec
 
 def widest(text: str) -> int:
     return max(len(line) for line in text.splitlines())
-
-
-def test_elide_keeps_both_ends() -> None:
-    assert elide("abcdefghij", 10) == "abcdefghij"
-    assert elide("abcdefghij", 7) == "abc…hij"
-    assert len(elide("x" * 300, 40)) == 40
-
-
-def test_test_ids_keep_file_and_name_before_parameters() -> None:
-    short = elide_test_id(LONG_ID, 50)
-    assert len(short) == 50
-    assert short.startswith("tests/models/test_llama.py::test_mlp[xx") and short.endswith("x]")
-    # Too narrow for the whole path: the test's name stays, with the end of its file.
-    narrow = elide_test_id(LONG_ID, 30)
-    assert len(narrow) == 30 and narrow.endswith("::test_mlp[xxx…x]")
-    assert narrow.startswith("…")
 
 
 @pytest.mark.parametrize("width", [80, 100, 120, 160])
@@ -113,9 +97,16 @@ def test_terminal_width_is_pytests_then_columns(monkeypatch: pytest.MonkeyPatch)
     class Writer:
         fullwidth = 99
 
-    class Reporter:
-        _tw = Writer()
+    class Config:
+        def get_terminal_writer(self) -> Writer:
+            return Writer()
 
-    assert terminal_width(Reporter()) == 99
+    assert terminal_width(Config()) == 99
     monkeypatch.setenv("COLUMNS", "123")
     assert terminal_width(None) == 123
+
+    class NoTerminal:
+        def get_terminal_writer(self) -> Writer:
+            raise AssertionError  # as pytest's Config does under -p no:terminal
+
+    assert terminal_width(NoTerminal()) == 123

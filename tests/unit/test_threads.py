@@ -1,5 +1,5 @@
 """A fixed, stored thread count; like-with-like baselines (threads, window); the scheduler
-tick; callables whose work never ran (issue 15, items 1-3 and 5)."""
+tick; callables whose work never ran."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 import torch
 
@@ -26,7 +27,6 @@ from pytest_neuronperf.measure.threads import fixed_threads
 from pytest_neuronperf.measure.tick import on_grid, scheduler_note, tick_of
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.settings import SettingError, resolve
-from pytest_neuronperf.stats import Stats
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -118,20 +118,8 @@ def test_the_kernel_count_depends_on_the_thread_count() -> None:
 
 def measurement(env: dict[str, str], kernels: int = 2, scale: float = 1.0) -> Measurement:
     times = [scale * (100.0 + i) for i in range(10)]
-    return Measurement(
-        test_id="t.py::t",
-        region="r",
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=2,
-        kernels=kernels,
-        op_counts={"aten::mul": 1, "aten::sum": 1},
-        kernel_counts={"aten::copy_": kernels},
-        device_us=Stats.of(times),
-        host_us=Stats.of(times),
-        per_op=(),
-        rounds=10,
-        environment={"torch": "2.13.0", "device_kind": "cpu:x86_64", **env},
+    return helpers.measurement(
+        kernels={"aten::copy_": kernels}, device=times, environment={**helpers.ENV, **env}
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import helpers
+
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.gate.compare import Comparison
 from pytest_neuronperf.gate.marker import neuron_budget
@@ -26,20 +28,8 @@ def measurement(
     backend: str = "cpu",
 ) -> Measurement:
     counts = {"aten::mul": ops - 1, "aten::sum": 1}
-    return Measurement(
-        test_id="t.py::t",
-        region=region,
-        backend=backend,
-        device_kind="cpu:x86_64",
-        ops=ops,
-        kernels=ops,
-        op_counts=counts,
-        kernel_counts=counts,
-        device_us=Stats.of(device),
-        host_us=Stats.of(host),
-        per_op=(),
-        rounds=len(device),
-        environment=ENV,
+    return helpers.measurement(
+        region, ops=counts, device=device, host=host, backend=backend, environment=ENV
     )
 
 

@@ -1,4 +1,4 @@
-"""Names and wording people read (issue 15, item 14): torch builtins by their public
+"""Names and wording people read: torch builtins by their public
 names, intervals too wide to judge, the Markdown verdict and code spans, what ``record``
 says after a failing process, and what "ops" counts in a backward pass."""
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ...markers import parse_marker
 from ...settings import DEFAULT_NEURON_CONFIG
 from ..base import Backend, BackendMisconfigured, RegionRounds, Window
+from ..memory import MemoryProbe, accelerator_probe
 from .config import (
     PAIRING,
     BuiltConfig,
@@ -157,6 +158,12 @@ class NeuronBackend(Backend):
             "on_trace_ready": NeuronProfiler(built.config).export_trace,
         }
 
+    # TorchNeuron registers as PrivateUse1: its memory records carry that device type.
+    memory_device = "privateuse1"
+
+    def memory_probe(self) -> MemoryProbe | str:
+        return accelerator_probe(self.memory_device)
+
     def _new_session(self) -> Path:
         """The output directory of the profiler session about to start."""
         self.prepare()
@@ -191,7 +198,24 @@ class NeuronBackend(Backend):
             )
             self.last.append(combined)
             out.append(RegionRounds(combined.rounds, combined.notes))
+        self._add_memory(prof, flat, out)
         return out
+
+    def _add_memory(self, prof: Any, flat: Sequence[str], out: Sequence[RegionRounds]) -> None:
+        """The profiler's device memory records per round, where memory was profiled
+        (the runner puts the allocator's counters over them where torch.accelerator has
+        them)."""
+        records = self.memory_records(prof)
+        if records is None:
+            return
+        from ...trace.analysis import markers_memory
+        from ...trace.events import events_from_function_events
+
+        events = events_from_function_events(prof.events())
+        rounds = iter(markers_memory(events, flat, records, self.memory_device))
+        for region in out:
+            for r in region.rounds:
+                r.memory = next(rounds)
 
     def _runtime(
         self, markers: Sequence[str], windows: Mapping[str, Window]

@@ -14,16 +14,13 @@ from dataclasses import dataclass
 from html import escape
 
 from ...model import Measurement, Record
+from ...names import elide
 from ...stats import MIN_ROUNDS, Stats, quantile, ratio_interval
 from ..status import colour, gated_metric, status_of
 from . import svg
 
-DEVICE = "#2563eb"
-HOST = "#0d9488"
-OPS = "#475569"
-FASTEST = "#15803d"
 # An op count that moved against the baseline: (fewer, more).
-CHANGED = ("#15803d", "#dc2626")
+CHANGED = (svg.BETTER, svg.WORSE)
 LABEL_W, PANEL_W, RANK_W, ROW_H, HEAD_H = 330, 230, 170, 22, 22
 _SEPARATORS = re.compile(r"[_.\-/]")
 
@@ -114,7 +111,7 @@ def labels(members: Sequence[Record]) -> list[str]:
         if regions.count(m.region) > 1:
             # The same region from two tests: the test tells the rows apart.
             label += " · " + m.test_id.rsplit("::", 1)[-1]
-        out.append(svg.elide_middle(label, 46))
+        out.append(elide(label, 46))
     return out
 
 
@@ -179,7 +176,7 @@ def _time_panel(
                     y1=cy,
                     x2=scale(q3),
                     y2=cy,
-                    stroke="#111827",
+                    stroke=svg.INK,
                     stroke_width=1.5,
                 )
             )
@@ -191,20 +188,28 @@ def _time_panel(
 
 def chart(group: Group, was: Mapping[tuple[str, str], int] | None = None) -> str:
     """``was``: the baseline's op count per (test id, region), shown where it changed."""
-    was = was or {}
     rows = group.members
     names = labels(rows)
     width = LABEL_W + 3 * PANEL_W + RANK_W
     height = HEAD_H + ROW_H * len(rows) + 6
     body: list[str] = []
     body += _time_panel(
-        rows, LABEL_W, "device µs", DEVICE, lambda m: m.device_us, "fusion-device", names
+        rows, LABEL_W, "device µs", svg.DEVICE, lambda m: m.device_us, "fusion-device", names
     )
     body += _time_panel(
-        rows, LABEL_W + PANEL_W, "host µs", HOST, lambda m: m.host_us, "fusion-host", names
+        rows, LABEL_W + PANEL_W, "host µs", svg.HOST, lambda m: m.host_us, "fusion-host", names
     )
-    x0 = LABEL_W + 2 * PANEL_W
-    body.append(svg.text(x0, 14, "ops (kernels)", fill=svg.AXIS, font_weight="bold"))
+    body += _ops_panel(rows, LABEL_W + 2 * PANEL_W, names, was or {})
+    body += _rank_panel(group, LABEL_W + 3 * PANEL_W)
+    body += _row_labels(rows, names)
+    return svg.svg(width, height, body, f"fusion view {group.title}", class_="fusion")
+
+
+def _ops_panel(
+    rows: Sequence[Record], x0: float, names: Sequence[str], was: Mapping[tuple[str, str], int]
+) -> list[str]:
+    """Ops per row as bars, with kernels, and the baseline's count where it moved."""
+    body = [svg.text(x0, 14, "ops (kernels)", fill=svg.AXIS, font_weight="bold")]
     most = max([r.measurement.ops for r in rows] + [1])
     scale = svg.LinearScale(0.0, float(most), x0, x0 + PANEL_W - 110)
     for j, r in enumerate(rows):
@@ -220,7 +225,7 @@ def chart(group: Group, was: Mapping[tuple[str, str], int] | None = None) -> str
                 y=y + 3,
                 width=w,
                 height=ROW_H - 8,
-                fill=OPS,
+                fill=svg.SLATE,
             )
         )
         before = was.get((m.test_id, m.region), m.ops)
@@ -235,22 +240,31 @@ def chart(group: Group, was: Mapping[tuple[str, str], int] | None = None) -> str
                 class_="fusion-ops-label",
             )
         )
-    x0 = LABEL_W + 3 * PANEL_W
+    return body
+
+
+def _rank_panel(group: Group, x0: float) -> list[str]:
+    """Each row against the fastest variant on the gated time."""
     what, _ = gated(group)
-    body.append(svg.text(x0, 14, f"vs fastest, {what}", fill=svg.AXIS, font_weight="bold"))
+    body = [svg.text(x0, 14, f"vs fastest, {what}", fill=svg.AXIS, font_weight="bold")]
     for j, rank in enumerate(ranks(group)):
-        y = HEAD_H + j * ROW_H
         fastest = rank.ratio <= 1.0
         body.append(
             svg.text(
                 x0,
-                y + ROW_H - 8,
+                HEAD_H + j * ROW_H + ROW_H - 8,
                 rank.text,
-                fill=FASTEST if fastest else "#111827",
+                fill=svg.BETTER if fastest else svg.INK,
                 font_weight="bold" if fastest else None,
                 class_="fusion-rank",
             )
         )
+    return body
+
+
+def _row_labels(rows: Sequence[Record], names: Sequence[str]) -> list[str]:
+    """Each row's status dot and name, the full test id and region on hover."""
+    body: list[str] = []
     for j, r in enumerate(rows):
         y = HEAD_H + j * ROW_H
         status = status_of(r)
@@ -270,4 +284,4 @@ def chart(group: Group, was: Mapping[tuple[str, str], int] | None = None) -> str
         body.append(
             svg.el("text", escape(names[j]) + svg.title(full), x=20, y=y + ROW_H - 8, font_size=12)
         )
-    return svg.svg(width, height, body, f"fusion view {group.title}", class_="fusion")
+    return body

@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 from html import escape
 
 from ...model import Record
+from ...names import elide_test_id
+from ...units import format_bytes
 from ..json import Report
 from ..status import colour, gated_metric, status_of
 from . import svg
 
-DEVICE = "#2563eb"
-HOST = "#0d9488"
-OPS_CHANGED = "#dc2626"
+OPS_CHANGED = svg.WORSE
 W, H = 580, 170
 LEFT, RIGHT, TOP, BOTTOM = 56, 46, 14, 34
 
@@ -98,6 +98,14 @@ class Series:
         steps = [abs(b / a - 1) for a, b in itertools.pairwise(v) if a > 0]
         return max(steps, default=math.nan)
 
+    def memory(self) -> str:
+        """Peak memory, first report that profiled it → last; "-" when none did."""
+        peaks = [r.measurement.memory.peak_bytes for _, r in self.present if r.measurement.memory]
+        if not peaks:
+            return "-"
+        first, last = format_bytes(peaks[0]), format_bytes(peaks[-1])
+        return first if peaks[0] == peaks[-1] else f"{first} → {last}"
+
     def crept(self, tolerance: float) -> bool:
         """Slower than the tolerance first to last, though no single step was."""
         metric = self.gated()
@@ -125,36 +133,47 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
     dev, host = s.values("device_us"), s.values("host_us")
     lo, hi = svg.nice_range([v for _, v in dev + host], include_zero=True)
     y = svg.LinearScale(lo, hi, H - BOTTOM, TOP)
-    body: list[str] = []
-    for t in svg.nice_ticks(lo, hi, 3):
-        py = y(t)
-        body.append(svg.el("line", x1=LEFT, y1=py, x2=W - RIGHT, y2=py, stroke=svg.GRID))
-        body.append(
-            svg.text(
-                LEFT - 5,
-                py + 4,
-                f"{t:,.4g}",
-                text_anchor="end",
-                fill=svg.AXIS,
-                class_="tick-y",
-                data_value=f"{t:g}",
-            )
-        )
+    body = svg.y_grid(y, svg.nice_ticks(lo, hi, 3), LEFT, W - RIGHT, "{:,.4g}".format, gap=5)
     body.append(svg.text(12, (TOP + H - BOTTOM) / 2, "µs", fill=svg.AXIS, text_anchor="middle"))
+    body += _x_ticks(reports, x)
+    body += _ops_change_lines(s, x)
+    body += _trend_start(s, y)
+    body += _trends(s, reports, x, y)
+    body += _end_changes(s, x, y)
+    body.append(svg.frame(LEFT, TOP, W - RIGHT - LEFT, H - BOTTOM - TOP))
+    return svg.svg(W, H, body, f"trend of {s.region}", class_="trend")
+
+
+def _lines(s: Series) -> list[tuple[list[tuple[int, float]], str, str]]:
+    """(values, colour, metric) of the two trend lines, host first (device drawn on top)."""
+    return [
+        (s.values("host_us"), svg.HOST, "host_us"),
+        (s.values("device_us"), svg.DEVICE, "device_us"),
+    ]
+
+
+def _x_ticks(reports: Sequence[Report], x: svg.LinearScale) -> list[str]:
+    """A label under every report, thinned to about ten."""
+    n = len(reports)
     every = max(1, math.ceil(n / 10))
-    for i, report in enumerate(reports):
-        if i % every == 0 or i == n - 1:
-            body.append(
-                svg.text(
-                    x(i),
-                    H - BOTTOM + 14,
-                    tick_label(report),
-                    text_anchor="middle",
-                    fill=svg.AXIS,
-                    font_size=10,
-                    class_="tick-x",
-                )
-            )
+    return [
+        svg.text(
+            x(i),
+            H - BOTTOM + 14,
+            tick_label(report),
+            text_anchor="middle",
+            fill=svg.AXIS,
+            font_size=10,
+            class_="tick-x",
+        )
+        for i, report in enumerate(reports)
+        if i % every == 0 or i == n - 1
+    ]
+
+
+def _ops_change_lines(s: Series, x: svg.LinearScale) -> list[str]:
+    """A dashed line and its label at each report whose op counts moved."""
+    body: list[str] = []
     for i, before, after in s.ops_changes():
         px = x(i)
         body.append(
@@ -179,28 +198,42 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
                 class_="ops-change-label",
             )
         )
-    changed = {i for i, _, _ in s.ops_changes()}
-    gated = host if s.gated() == "host_us" else dev
-    if gated:
-        # The gated time's first value, flat across: a creep pulls away from it.
-        start = y(gated[0][1])
-        body.append(
-            svg.el(
-                "line",
-                svg.title(f"first report's {s.gated()}: {gated[0][1]:,.1f} µs"),
-                class_="trend-start",
-                x1=LEFT,
-                y1=start,
-                x2=W - RIGHT,
-                y2=start,
-                stroke=HOST if s.gated() == "host_us" else DEVICE,
-                stroke_dasharray="2 3",
-                stroke_opacity=0.7,
-            )
+    return body
+
+
+def _trend_start(s: Series, y: svg.LinearScale) -> list[str]:
+    """The gated time's first value, flat across: a creep pulls away from it."""
+    metric = s.gated()
+    gated = s.values(metric)
+    if not gated:
+        return []
+    start = y(gated[0][1])
+    return [
+        svg.el(
+            "line",
+            svg.title(f"first report's {metric}: {gated[0][1]:,.1f} µs"),
+            class_="trend-start",
+            x1=LEFT,
+            y1=start,
+            x2=W - RIGHT,
+            y2=start,
+            stroke=svg.HOST if metric == "host_us" else svg.DEVICE,
+            stroke_dasharray="2 3",
+            stroke_opacity=0.7,
         )
-    for values, stroke, cls in ((host, HOST, "trend-host"), (dev, DEVICE, "trend-device")):
+    ]
+
+
+def _trends(
+    s: Series, reports: Sequence[Report], x: svg.LinearScale, y: svg.LinearScale
+) -> list[str]:
+    """Each time as a line with a dot per report, ringed where the op counts moved."""
+    body: list[str] = []
+    changed = {i for i, _, _ in s.ops_changes()}
+    for values, stroke, metric in _lines(s):
         if not values:
             continue
+        cls = "trend-" + metric.removesuffix("_us")
         pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in values)
         body.append(
             svg.el("polyline", class_=cls, points=pts, fill="none", stroke=stroke, stroke_width=2.5)
@@ -212,53 +245,59 @@ def chart(s: Series, reports: Sequence[Report]) -> str:
                 f"{tick_label(reports[i])}: {cls.removeprefix('trend-')} {v:,.1f} µs, "
                 f"{r.measurement.ops} ops ({status_of(r)})"
             )
-            body.append(
-                svg.el(
-                    "circle",
-                    svg.title(tip),
-                    class_=f"{cls}-point",
-                    cx=x(i),
-                    cy=y(v),
-                    r=3.5,
-                    fill=stroke,
-                )
+            dot = svg.el(
+                "circle",
+                svg.title(tip),
+                class_=f"{cls}-point",
+                cx=x(i),
+                cy=y(v),
+                r=3.5,
+                fill=stroke,
             )
-            if i in changed and cls == "trend-device":
-                body.append(
-                    svg.el(
-                        "circle",
-                        svg.title(f"ops changed here: {tip}"),
-                        class_="ops-change",
-                        cx=x(i),
-                        cy=y(v),
-                        r=8,
-                        fill="none",
-                        stroke=OPS_CHANGED,
-                        stroke_width=2.5,
-                    )
-                )
+            body.append(dot)
+            if i in changed and metric == "device_us":
+                body.append(_ring(x(i), y(v), f"ops changed here: {tip}"))
+    return body
+
+
+def _ring(cx: float, cy: float, tip: str) -> str:
+    return svg.el(
+        "circle",
+        svg.title(tip),
+        class_="ops-change",
+        cx=cx,
+        cy=cy,
+        r=8,
+        fill="none",
+        stroke=OPS_CHANGED,
+        stroke_width=2.5,
+    )
+
+
+def _end_changes(s: Series, x: svg.LinearScale, y: svg.LinearScale) -> list[str]:
+    """First to last, at each line's end: the creep in one number; the second label steps
+    aside when the two lines end together."""
+    body: list[str] = []
     ends: list[float] = []
-    for values, stroke, metric in ((host, HOST, "host_us"), (dev, DEVICE, "device_us")):
-        if len(values) > 1:
-            # First to last, at the line's end: the creep in one number; the second label
-            # steps aside when the two lines end together.
-            i, v = values[-1]
-            ly = y(v) + 4
-            if ends and abs(ly - ends[0]) < svg.FONT + 1:
-                ly = ends[0] + (svg.FONT + 1) * (1 if ly >= ends[0] else -1)
-            ends.append(ly)
-            body.append(
-                svg.text(
-                    x(i) + 8,
-                    ly,
-                    _pct(s.change(metric)),
-                    fill=stroke,
-                    font_weight="bold",
-                    class_="trend-change",
-                )
+    for values, stroke, metric in _lines(s):
+        if len(values) < 2:
+            continue
+        i, v = values[-1]
+        ly = y(v) + 4
+        if ends and abs(ly - ends[0]) < svg.FONT + 1:
+            ly = ends[0] + (svg.FONT + 1) * (1 if ly >= ends[0] else -1)
+        ends.append(ly)
+        body.append(
+            svg.text(
+                x(i) + 8,
+                ly,
+                _pct(s.change(metric)),
+                fill=stroke,
+                font_weight="bold",
+                class_="trend-change",
             )
-    body.append(svg.frame(LEFT, TOP, W - RIGHT - LEFT, H - BOTTOM - TOP))
-    return svg.svg(W, H, body, f"trend of {s.region}", class_="trend")
+        )
+    return body
 
 
 _CSS = """
@@ -286,6 +325,8 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
     found = series(reports)
     ranked = sorted(found, key=lambda s: -_or_zero(s.change(s.gated())))
     crept = [s for s in found if s.crept(tolerance)]
+    # A peak memory column where some report profiled memory.
+    memory = any(s.memory() != "-" for s in found)
     rows = []
     for i, s in enumerate(ranked):
         metric = s.gated()
@@ -294,13 +335,14 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
         rows.append(
             f'<tr{" class=crept" if flag else ""}><td><a href="#trend-{i}">'
             f"<code>{escape(s.region)}</code></a>{flag}<br><span class=note>"
-            f"{escape(svg.elide_test_id(s.test_id, 60))}</span></td>"
+            f"{escape(elide_test_id(s.test_id, 60))}</span></td>"
             f"<td class=num>{len(s.present)}</td>"
             f"<td class=num>{_pct(s.change('device_us'))}</td>"
             f"<td class=num>{_pct(s.change('host_us'))}</td>"
             f"<td class=num>{_pct(s.largest_step(metric))}</td>"
             f"<td class=num>{ops[0]} → {ops[-1]}</td>"
-            f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
+            + (f"<td class=num>{escape(s.memory())}</td>" if memory else "")
+            + f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
         )
     cards = []
     for i, s in enumerate(ranked):
@@ -309,7 +351,7 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
             f'<div class="card" id="trend-{i}"><h3><span style="color:'
             f'{colour(status_of(latest))}">●</span> <code>{escape(s.region)}</code> '
             f'<span class="note" title="{escape(s.test_id)}">'
-            f"{escape(svg.elide_test_id(s.test_id, 64))} · {escape(s.device_kind)}</span></h3>"
+            f"{escape(elide_test_id(s.test_id, 64))} · {escape(s.device_kind)}</span></h3>"
             + chart(s, reports)
             + "</div>"
         )
@@ -330,13 +372,16 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
         f"<p><b>{escape(headline)}.</b></p>"
         "<table><colgroup><col><col style='width:70px'><col style='width:110px'>"
         "<col style='width:110px'><col style='width:130px'><col style='width:90px'>"
-        "<col style='width:100px'></colgroup><thead><tr><th>region</th><th>reports</th>"
+        + ("<col style='width:150px'>" if memory else "")
+        + "<col style='width:100px'></colgroup><thead><tr><th>region</th><th>reports</th>"
         "<th>device first→last</th><th>host first→last</th><th>largest step (gated)</th>"
-        "<th>ops</th><th>gated time</th></tr></thead><tbody>"
+        "<th>ops</th>"
+        + ("<th>peak memory</th>" if memory else "")
+        + "<th>gated time</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table><h2>Per region</h2>"
-        f'<p class="legend note"><span style="background:{DEVICE}"></span>device µs'
-        f'<span style="background:{HOST}"></span>host µs'
+        f'<p class="legend note"><span style="background:{svg.DEVICE}"></span>device µs'
+        f'<span style="background:{svg.HOST}"></span>host µs'
         f'<span style="background:{OPS_CHANGED}"></span>ops changed (dashed line, ring)'
         " · dotted: the gated time's first value · x: reports in commit order (short commit, "
         "* dirty)</p>"
@@ -354,6 +399,7 @@ def text(reports: Sequence[Report], tolerance: float) -> str:
 
     found = series(reports)
     ranked = sorted(found, key=lambda s: -_or_zero(s.change(s.gated())))
+    memory = any(s.memory() != "-" for s in found)
     rows = [
         [
             s.test_id,
@@ -362,13 +408,15 @@ def text(reports: Sequence[Report], tolerance: float) -> str:
             _pct(s.change("device_us")),
             _pct(s.change("host_us")),
             _pct(s.largest_step(s.gated())),
+            *([s.memory()] if memory else []),
             "crept" if s.crept(tolerance) else "",
         ]
         for s in ranked
     ]
+    extra = ["peak memory"] if memory else []
     return tabulate(
         rows,
-        headers=["test", "region", "reports", "device", "host", "largest step", ""],
+        headers=["test", "region", "reports", "device", "host", "largest step", *extra, ""],
         tablefmt="simple",
         disable_numparse=True,
     )

@@ -12,7 +12,7 @@ from ...model import Record
 from ..status import ORDER, colour, status_of
 from . import svg
 
-ROOF = "#111827"
+ROOF = svg.INK
 W, H = 820, 440
 LEFT, RIGHT, TOP, BOTTOM = 72, 24, 16, 46
 
@@ -124,7 +124,7 @@ def plot(pts: Sequence[Point], rfs: Sequence[Roof], label: str = "roofline") -> 
                 cx=px,
                 cy=py,
                 r=3.5 if p.op else 6.0,
-                fill="#ffffff" if p.op else fill,
+                fill=svg.PAPER if p.op else fill,
                 stroke=fill,
                 stroke_width=1.5 if p.op else 1.0,
             )
@@ -138,7 +138,7 @@ def plot(pts: Sequence[Point], rfs: Sequence[Roof], label: str = "roofline") -> 
                 ly,
                 c.text,
                 text_anchor=anchor,
-                fill=svg.MUTED if c.op else "#111827",
+                fill=svg.MUTED if c.op else svg.INK,
                 class_="point-label",
             )
         )
@@ -189,20 +189,7 @@ def _axes(x: svg.LogScale, y: svg.LogScale) -> list[str]:
                 data_value=f"{t:g}",
             )
         )
-    for t in y.ticks():
-        py = y(t)
-        out.append(svg.el("line", x1=LEFT, y1=py, x2=W - RIGHT, y2=py, stroke=svg.GRID))
-        out.append(
-            svg.text(
-                LEFT - 6,
-                py + 4,
-                svg.si(t),
-                text_anchor="end",
-                fill=svg.AXIS,
-                class_="tick-y",
-                data_value=f"{t:g}",
-            )
-        )
+    out += svg.y_grid(y, y.ticks(), LEFT, W - RIGHT, svg.si)
     out.append(svg.frame(LEFT, TOP, W - RIGHT - LEFT, H - BOTTOM - TOP))
     out.append(
         svg.text(

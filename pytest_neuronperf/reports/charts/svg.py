@@ -6,16 +6,27 @@ and a few hundred lines of SVG need no more than this."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
 FONT = 11
 # Width of one character of the 11 px system sans, on average: for label boxes only.
 CHAR_W = 6.2
+# The palette, written once: charts and the HTML report's own marks use these.
 AXIS = "#374151"
 GRID = "#e5e7eb"
 MUTED = "#6b7280"
+INK = "#111827"
+PAPER = "#ffffff"
+DEVICE = "#2563eb"  # device time, and the current run against its baseline
+HOST = "#0d9488"
+FAINT = "#9ca3af"  # the baseline
+SLATE = "#475569"  # op counts
+BETTER = "#15803d"
+WORSE = "#dc2626"
+VIOLET = "#7c3aed"  # memory
+AMBER = "#f59e0b"  # communication
 
 
 def attrs(**kv: object) -> str:
@@ -145,6 +156,33 @@ def nice_range(values: Sequence[float], include_zero: bool = False) -> tuple[flo
     return nlo, nhi if nhi > nlo else nlo + step
 
 
+def y_grid(
+    y: LinearScale | LogScale,
+    ticks: Sequence[float],
+    left: float,
+    right: float,
+    label: Callable[[float], str],
+    gap: float = 6,
+) -> list[str]:
+    """Horizontal grid lines across the plot at ``ticks``, each labelled left of it."""
+    out = []
+    for t in ticks:
+        py = y(t)
+        out.append(el("line", x1=left, y1=py, x2=right, y2=py, stroke=GRID))
+        out.append(
+            text(
+                left - gap,
+                py + 4,
+                label(t),
+                text_anchor="end",
+                fill=AXIS,
+                class_="tick-y",
+                data_value=f"{t:g}",
+            )
+        )
+    return out
+
+
 def si(v: float, unit: str = "") -> str:
     """1.5e9 -> '1.5 G' + unit; for axis ticks and labels."""
     if v == 0 or not math.isfinite(v):
@@ -158,28 +196,6 @@ def si(v: float, unit: str = "") -> str:
         if abs(v) >= scale:
             return f"{v / scale:.3g} {prefix}{unit}"
     return f"{v:.1e} {unit}".strip()
-
-
-def elide_middle(label: str, width: int) -> str:
-    """``tests/very/long/module.py::test_x[param]`` kept at both ends: the file and
-    the test name are what tell one id from another."""
-    if len(label) <= width:
-        return label
-    keep = width - 1
-    head = keep // 2
-    return label[:head] + "…" + label[len(label) - (keep - head) :]
-
-
-def elide_test_id(test_id: str, width: int) -> str:
-    """Like elide_middle, but the test's own name (after the first ``::``) is kept whole
-    when it fits: it is what a reader scans for; the directories go first."""
-    if len(test_id) <= width or "::" not in test_id:
-        return elide_middle(test_id, width)
-    module, name = test_id.split("::", 1)
-    room = width - len(name) - 2
-    if room < 8:
-        return elide_middle(test_id, width)
-    return elide_middle(module, room) + "::" + name
 
 
 @dataclass

@@ -1,0 +1,80 @@
+"""What several test files share: one Measurement factory, and the suite and arguments the
+report tests run through pytester."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.stats import Stats
+
+TIMES = [100.0 + i for i in range(10)]
+ENV = {"torch": "2.13.0", "device_kind": "cpu:x86_64"}
+
+
+def measurement(
+    region: str = "r",
+    *,
+    ops: Mapping[str, int] | None = None,
+    kernels: Mapping[str, int] | None = None,
+    device: Sequence[float] = TIMES,
+    host: Sequence[float] | None = None,
+    **changes: Any,
+) -> Measurement:
+    """A CPU measurement of ``t.py::t``: ``ops`` and ``kernels`` are the per-name counts
+    (kernels default to the ops), their totals the counts; host time defaults to device's;
+    ``changes`` sets any other field."""
+    op_counts = dict(ops if ops is not None else {"aten::mul": 1, "aten::sum": 1})
+    kernel_counts = dict(kernels if kernels is not None else op_counts)
+    values: dict[str, Any] = dict(
+        test_id="t.py::t",
+        region=region,
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=sum(op_counts.values()),
+        kernels=sum(kernel_counts.values()),
+        op_counts=op_counts,
+        kernel_counts=kernel_counts,
+        device_us=Stats.of(list(device)),
+        host_us=Stats.of(list(device if host is None else host)),
+        per_op=(),
+        rounds=len(device),
+        environment=dict(ENV),
+    )
+    values.update(changes)
+    return Measurement(**values)
+
+
+# A fused RMSNorm under max_ops=1 that BREAK_FUSION=1 unfuses, and a plain region beside it.
+FUSION_SUITE = """
+import os, pytest, torch
+
+H = 64
+
+def rmsnorm(x, w):
+    if os.environ.get("BREAK_FUSION"):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+    return torch.rms_norm(x, (H,), w, 1e-6)
+
+@pytest.fixture
+def xw():
+    return torch.randn(4, H), torch.ones(H)
+
+@pytest.mark.neuron_budget(max_ops=1)
+def test_fused(neuron_profile, xw):
+    neuron_profile(rmsnorm, *xw, name="rmsnorm")
+
+def test_plain(neuron_profile, xw):
+    neuron_profile(torch.relu, xw[0], name="relu")
+"""
+
+# Three rounds: too few to judge times (stats.MIN_ROUNDS), so two real runs differ only in
+# what they dispatched.
+FAST = (
+    "-p",
+    "no:cacheprovider",
+    "--neuron-profile",
+    "--neuron-profile-rounds=3",
+    "--neuron-profile-warmup=1",
+)
