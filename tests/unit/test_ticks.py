@@ -234,3 +234,10 @@ def test_the_window_stops_once_one_tick_rules_out_a_rise_and_another_a_fall() ->
     # Both below the band's middle: no rise is possible, but a fall still is: sample on.
     falling = samples_of(region(0.88, 0.92, 1.0, flops=ELEMENTWISE))
     assert window_settled(entry, falling, tolerance=0.1, by_reference=True) is None
+
+
+def test_raw_host_time_names_no_reference() -> None:
+    entry = Entry.of(region(1, 1, 1, flops=MATMUL))
+    c = compare(entry, region(1.3, 1.5, 1.3, flops=MATMUL), tolerance=0.1, host_timed=True,
+                use_reference=False)  # fmt: skip
+    assert c.references == () and c.status == "same"
