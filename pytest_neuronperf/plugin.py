@@ -4,6 +4,7 @@ lives in session/ (see session/roles.py), started when this run turns out to mea
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -98,4 +99,17 @@ def _read_settings(config: pytest.Config) -> tuple[Settings, tuple[tuple[str, Pe
         )
     except (SettingError, PeaksError) as exc:
         raise pytest.UsageError(f"neuronperf: {exc}") from None
+    _check_trace_dir(settings.trace_dir)
     return settings, peaks
+
+
+def _check_trace_dir(trace_dir: Path | None) -> None:
+    """A trace folder that is a file, or lies below one, fails every test: say it once."""
+    if trace_dir is None:
+        return
+    blocking = next((p for p in (trace_dir, *trace_dir.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise pytest.UsageError(
+            f"neuronperf: --neuron-profile-trace-dir={trace_dir}: {blocking} is a file, not a "
+            "directory; name a directory (it is made when missing)"
+        )

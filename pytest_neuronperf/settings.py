@@ -45,6 +45,17 @@ def _positive_int(text: str) -> int:
     return _int(text, 1)
 
 
+# torch crashes (SIGSEGV) on set_num_threads(100000); no machine runs more threads usefully.
+MAX_THREADS = 1024
+
+
+def _threads(text: str) -> int:
+    value = _int(text, 1)
+    if value > MAX_THREADS:
+        raise ValueError(f"expected an integer between 1 and {MAX_THREADS}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     return _int(text, 0)
 
@@ -259,7 +270,7 @@ SPECS: tuple[Spec, ...] = (
         "--neuron-profile-threads",
         "neuron_profile_threads",
         "NEURONPERF_THREADS",
-        _positive_int,
+        _threads,
         1,
         "intra-op threads torch uses while a host-timed (cpu) region is measured (the "
         "user's setting is restored afterwards); stored with each baseline entry, which is "
@@ -518,6 +529,11 @@ def resolve(
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     for spec in SPECS:
+        raw_ini = ini.get(spec.ini)
+        if raw_ini is not None and str(raw_ini).strip() != "":
+            # Checked even where the command line or environment overrides it: a bad
+            # value in a committed file is found now, not when the override goes.
+            from_ini = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
         raw_cli = cli.get(spec.field)
         if raw_cli is not None and raw_cli is not False:
             values[spec.field] = _parse(spec, str(raw_cli) if not spec.is_flag else "1", spec.cli)
@@ -526,9 +542,8 @@ def resolve(
         if raw_env is not None and raw_env != "":
             values[spec.field] = _parse(spec, raw_env, f"environment variable {spec.env}")
             continue
-        raw_ini = ini.get(spec.ini)
         if raw_ini is not None and str(raw_ini).strip() != "":
-            values[spec.field] = _parse(spec, str(raw_ini), f"{ini_source} key {spec.ini}")
+            values[spec.field] = from_ini
             continue
         values[spec.field] = spec.default
     if values.get("pool"):

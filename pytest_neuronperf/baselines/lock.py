@@ -3,13 +3,16 @@
 ``flock`` on the directory itself: it adds no file to a directory that is committed, and
 the system releases it when its holder exits, however it exits, so a lock is never left
 stale. Where a directory cannot be locked (Windows; NFS, which emulates flock with locks
-that need a file open for writing) a lock file in the temporary directory, named after
-the directory's path, stands in: it excludes the runs of one machine."""
+that need a file open for writing) a lock file named after the user and the directory's
+path stands in, in the user's runtime directory or else the temporary one: it excludes the
+runs of one user on one machine."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -47,9 +50,40 @@ def exclusive(directory: Path, timeout: float) -> Iterator[None]:
 
 
 def stand_in(directory: Path) -> Path:
-    """The lock file used where the directory itself cannot be locked."""
+    """The lock file used where the directory itself cannot be locked: in the user's own
+    runtime directory where there is one, and named after the user, so that no other user
+    can create it first (and hold it, or plant a link there)."""
     digest = hashlib.sha1(str(directory.resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"pytest-neuronperf-{digest}.lock"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    home = Path(runtime) if runtime and _owned_dir(Path(runtime)) else Path(tempfile.gettempdir())
+    return home / f"pytest-neuronperf-{uid}-{digest}.lock"
+
+
+def _owned_dir(path: Path) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return path.is_dir() and (not hasattr(os, "getuid") or st.st_uid == os.getuid())
+
+
+def open_stand_in(directory: Path) -> int:
+    """The stand-in lock file, opened without following a link and refused unless it is a
+    regular file of this user."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    path = stand_in(directory)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        raise OSError(
+            exc.errno, f"{path} is not a lock file of this user ({exc.strerror})"
+        ) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+        os.close(fd)
+        raise OSError(errno.EPERM, f"{path} is not a lock file of this user; remove it")
+    return fd
 
 
 def _open_lockable(directory: Path) -> int:
@@ -62,7 +96,7 @@ def _open_lockable(directory: Path) -> int:
             return fd
         except OSError:
             os.close(fd)
-    return os.open(stand_in(directory), os.O_RDWR | os.O_CREAT, 0o666)
+    return open_stand_in(directory)
 
 
 if sys.platform == "win32":  # pragma: no cover - the CI runs on Linux

@@ -18,6 +18,7 @@ import math
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
@@ -25,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NeuronPerfError
+from ..files import Refused, read_bytes
 from ..names import safe_filename
+from .conflict import sides
 from .entry import Entry
 from .lock import LockTimeout, exclusive
 
@@ -75,6 +78,15 @@ class Baselines:
                 del entries[test_id]
         return Baselines(self.path, self.device_kind, entries)
 
+    def scoped(self, prefix: str) -> Baselines:
+        """The entries whose test id starts with ``prefix``, without it: what one rootdir of
+        a store shared by several sees (session/baselines.py, docs/baseline-store.md)."""
+        if not prefix:
+            return self
+        n = len(prefix)
+        entries = {t[n:]: r for t, r in self.entries.items() if t.startswith(prefix)}
+        return Baselines(self.path, self.device_kind, entries, self.damaged)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
@@ -100,7 +112,7 @@ def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> B
     rewriting it would throw away what the newer version recorded."""
     path = directory / file_name(device_kind)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return Baselines(path, device_kind)
     except OSError as exc:
@@ -110,9 +122,92 @@ def load(directory: Path, device_kind: str, *, allow_damaged: bool = False) -> B
     except NewerSchemaError:
         raise
     except BaselineError as exc:
+        both = _both_sides(data, path, device_kind)
+        if both is not None and allow_damaged:
+            return both
+        if both is not None:
+            raise BaselineError(
+                path,
+                f"has git conflict markers ({both.damaged}); run 'neuronperf merge-baseline "
+                f"{path}' to keep both sides' entries, or rerun with --neuron-profile-update",
+            ) from None
         if allow_damaged:
-            return Baselines(path, device_kind, damaged=exc.reason)
+            return Baselines(path, device_kind, damaged=exc.reason.removesuffix(f"; {_FIX}"))
         raise
+
+
+def _both_sides(data: bytes, path: Path, device_kind: str) -> Baselines | None:
+    """A file with git conflict markers whose two sides each read: their entries together,
+    HEAD's (ours) where both hold one; ``damaged`` says so. None for any other file."""
+    try:
+        split = sides(data.decode("utf-8"))
+        if split is None:
+            return None
+        ours, theirs = (parse(text, path, device_kind) for text in split)
+    except (UnicodeDecodeError, BaselineError):
+        return None
+    entries = {t: dict(regions) for t, regions in theirs.entries.items()}
+    differ = 0
+    for test_id, regions in ours.entries.items():
+        for region, entry in regions.items():
+            other = entries.setdefault(test_id, {}).get(region)
+            differ += other is not None and other != entry
+            entries[test_id][region] = entry
+    merged = Baselines(path, device_kind, entries)
+    why = (
+        f"git conflict markers: both sides read, {len(merged.keys())} entries kept, "
+        f"{differ} that differ taken from HEAD's side"
+    )
+    return Baselines(path, device_kind, merged.entries, damaged=why)
+
+
+def merge_conflict(path: Path, *, timeout: float = 60.0) -> Baselines:
+    """Resolve the git conflict in the baseline file at ``path`` in place, under its
+    directory's lock: both sides' entries, HEAD's where both hold one (``damaged`` of the
+    result says how many). BaselineError when it has no conflict whose sides both read."""
+    try:
+        with exclusive(path.parent, timeout):
+            data = path.read_bytes()
+            both = _both_sides(data, path, _kind_of_ours(data))
+            if both is None:
+                raise BaselineError(
+                    path,
+                    "has no git conflict whose two sides both read as baselines; fix it by "
+                    "hand, or delete it and rerun with --neuron-profile-update",
+                )
+            write(Baselines(path, both.device_kind, both.entries))
+            return both
+    except LockTimeout:
+        raise BaselineError(path, "is being updated by another run; try again") from None
+    except OSError as exc:
+        raise BaselineError(path, f"cannot be merged ({exc.strerror or exc})") from None
+
+
+def _kind_of_ours(data: bytes) -> str:
+    """The device kind HEAD's side of a conflicted file names ("" when it names none)."""
+    try:
+        split = sides(data.decode("utf-8"))
+        doc = json.loads(split[0]) if split is not None else None
+    except (ValueError, RecursionError):
+        return ""
+    kind = doc.get("device_kind") if isinstance(doc, dict) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def keep_damaged(path: Path) -> Path:
+    """Copy a damaged file to ``<name>.damaged`` (``.damaged.1``, … when taken) before it
+    is replaced: a damaged file is never lost to an update that ran part of the suite."""
+    data = path.read_bytes()
+    for n in range(1000):
+        kept = path.with_name(f"{path.name}.damaged{'' if n == 0 else f'.{n}'}")
+        try:
+            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return kept
+    raise OSError(f"no free name for a copy of {path.name}")
 
 
 _FIX = (
@@ -187,9 +282,12 @@ def write(baselines: Baselines) -> None:
     path = baselines.path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        before: os.stat_result | None = path.stat()
+        before: os.stat_result | None = path.lstat()
     except FileNotFoundError:
         before = None
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        # A link, a device or a FIFO is not replaced by a regular file behind one's back.
+        raise Refused("is not a regular file (a link, device or FIFO): not replaced")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open applies the umask to 0o666; mkstemp would make it 0600 whatever the umask,
     # which breaks a baseline shared between users (CI writing as root in a container).
@@ -206,6 +304,42 @@ def write(baselines: Baselines) -> None:
         # Includes KeyboardInterrupt: the old file stays, the half-written one goes.
         tmp.unlink(missing_ok=True)
         raise
+
+
+# Written once into a baseline directory that has no .gitignore: what a writer may leave.
+GITIGNORE = """\
+# pytest-neuronperf: temporary files of a writer that was killed, copies of damaged files.
+.*.tmp
+*.damaged
+*.damaged.*
+"""
+
+
+def tidy(directory: Path, name: str) -> None:
+    """Under the directory's lock: remove the temporary files of writers of ``name`` that
+    died before their rename (a live writer holds the lock, so none is this machine's and
+    alive), and add a .gitignore that keeps such files out of ``git add`` if there is none."""
+    for tmp in directory.glob(f".{name}.*.tmp"):
+        pid = tmp.name[len(name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    with contextlib.suppress(OSError):  # one there already, or a read-only directory
+        fd = os.open(directory / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(GITIGNORE)
+
+
+def _alive(pid: int) -> bool:
+    if sys.platform == "win32":  # pragma: no cover - os.kill there terminates the process
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or no pid at all: leave it be
+    return True
 
 
 def _keep_owner_and_mode(tmp: Path, before: os.stat_result) -> None:
@@ -246,6 +380,7 @@ def update_file(
         directory.mkdir(parents=True, exist_ok=True)
         # The directory is locked, not the file: the file is replaced, a new inode each time.
         with exclusive(directory, timeout):
+            tidy(directory, path.name)
             current = load(directory, device_kind, allow_damaged=True)
             result = merge(current)
             if result is not None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..names import module_of
 from .entry import Entry
-from .store import Baselines, Key, update_file
+from .store import Baselines, Key, keep_damaged, update_file
 
 
 def stale(
@@ -48,6 +48,8 @@ class UpdatePlan:
     removed: tuple[Key, ...] = ()
     # Entries this run's rounds were added to (--neuron-profile-pool).
     pooled: tuple[Key, ...] = ()
+    # Where the damaged file this update replaced was copied (store.keep_damaged).
+    kept: Path | None = None
 
     @property
     def touches_file(self) -> bool:
@@ -108,8 +110,12 @@ def write_update(
     plans: list[UpdatePlan] = []
 
     def merge(current: Baselines) -> Baselines | None:
-        plans.append(plan_update(current, measured, stale_keys, pool=pool))
-        return plans[-1].result if plans[-1].touches_file else None
+        plan = plan_update(current, measured, stale_keys, pool=pool)
+        if current.damaged:
+            # Replaced (both sides of a conflict may leave nothing to change), after a copy.
+            plan = replace(plan, kept=keep_damaged(current.path))
+        plans.append(plan)
+        return plan.result if plan.touches_file or current.damaged else None
 
     update_file(directory, device_kind, merge)
     return plans[-1]

@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..escape import terminal
 from ..reports import diff, diff_render
 from ..reports.json import Report, ReportError, load, write_atomic
 from ..settings import defaults
@@ -50,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _error(text: str) -> int:
-    print(f"neuronperf compare: error: {text}", file=sys.stderr)
+    print(terminal(f"neuronperf compare: error: {text}"), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         return _error(why)
     found = diff.rows(base, new, tolerance)
     if args.markdown != "-":
-        print(diff_render.text(found, base, new), end="")
+        print(terminal(diff_render.text(found, base, new)), end="")
     if args.markdown:
         comment = diff_render.markdown(found, base, new)
         if args.markdown == "-":

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..escape import terminal
 from ..reports.charts import history
 from ..reports.json import Report, ReportError, load, write_atomic
 from ..settings import defaults
@@ -42,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _error(text: str) -> int:
-    print(f"neuronperf history: error: {text}", file=sys.stderr)
+    print(terminal(f"neuronperf history: error: {text}"), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
@@ -91,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(args.output, history.render(ordered, tolerance))
     except OSError as exc:
         return _error(f"--output {args.output}: cannot write ({exc.strerror})")
-    print(history.text(ordered, tolerance))
+    print(terminal(history.text(ordered, tolerance)))
     print(f"neuronperf history: {len(ordered)} reports -> {args.output}")
     return 0

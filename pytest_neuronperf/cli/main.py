@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import compare, export, history, merge, report
+from . import compare, export, history, merge, merge_baseline, report
 from .record import DEFAULT_PROCESSES, record
 
 EXIT_BAD_INPUT = 2
@@ -26,7 +26,11 @@ def _parser() -> argparse.ArgumentParser:
         "--neuron-profile-trace-dir (CPU, CUDA or ROCm); or, for a Neuron profile directory "
         "or SystemProfileEvents.parquet, device executions per model and device time.",
     )
-    rep.add_argument("trace", type=Path, help="the trace file")
+    rep.add_argument(
+        "trace",
+        type=Path,
+        help="the trace file, or a folder of one job's rank traces (one row per rank and step)",
+    )
     rep.add_argument(
         "--region",
         metavar="NAME",
@@ -61,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     history.add_parser(sub)
     export.add_parser(sub)
     merge.add_parser(sub)
+    merge_baseline.add_parser(sub)
     return parser
 
 
@@ -74,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export.run(args)
     if args.command == "merge":
         return merge.run(args)
+    if args.command == "merge-baseline":
+        return merge_baseline.run(args)
     if args.command == "record":
         if args.processes < 1:
             print(

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..escape import terminal
 from ..model import Measurement, Record, Status
 from ..reports.collectives import collective_lines
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
@@ -35,12 +36,12 @@ def run(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> i
             check_fits(path)
         report = report_trace(path, region=region, mode=mode)
     except TraceError as exc:
-        print(f"neuronperf: error: {exc}", file=sys.stderr)
+        print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
     else:
-        print(render(report))
+        print(terminal(render(report)))
     return 0
 
 
@@ -89,12 +90,12 @@ def _run_neuron(path: Path, *, as_json: bool, region: str | None) -> int:
             )
         report = neuron_report(path)
     except RuntimeTraceError as exc:
-        print(f"neuronperf: error: {exc}", file=sys.stderr)
+        print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
     else:
-        print(render_neuron(report))
+        print(terminal(render_neuron(report)))
     return 0
 
 

@@ -163,19 +163,35 @@ def _is_number(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float)
 
 
+# Limits are compared and printed as floats: a larger count is not held exactly.
+_MOST = 2**53
+
+
 def _whole(name: str, value: object, *, least: int) -> None:
-    if value is not None and (not _is_number(value) or not isinstance(value, int) or value < least):
-        raise BudgetError(f"{name}={value!r}: expected a whole number >= {least}")
+    if value is not None and (
+        not _is_number(value) or not isinstance(value, int) or not least <= value <= _MOST
+    ):
+        raise BudgetError(
+            f"{name}={_shown(value)}: expected a whole number >= {least} and at most 2**53"
+        )
 
 
 def _positive(name: str, value: object, expected: str) -> None:
     if value is not None and (
         not isinstance(value, int | float)
         or isinstance(value, bool)
+        or not value < 1e300  # also NaN; before isfinite, which overflows on 10**400
         or not math.isfinite(value)
         or value <= 0
     ):
-        raise BudgetError(f"{name}={value!r}: expected {expected}")
+        raise BudgetError(f"{name}={_shown(value)}: expected {expected}, at most 1e300")
+
+
+def _shown(value: object) -> str:
+    # repr of 10**400 is 401 digits: a limit that size is shown by its magnitude.
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**20:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return repr(value)
 
 
 MARKER_SIGNATURE = inspect.signature(neuron_budget)

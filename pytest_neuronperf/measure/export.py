@@ -26,11 +26,13 @@ def export_trace(
     test_id: str,
     region: str,
     regions: list[str],
-) -> None:
+) -> str | None:
     """Write the session's trace into ``trace_dir`` (nothing when it is None) and record
-    its path in ``paths``; nested regions share their outer region's file."""
+    its path in ``paths``; nested regions share their outer region's file. A trace the
+    disk did not take whole (full, over quota) is removed and not recorded, so no failure
+    points at it: returns the line that says so."""
     if trace_dir is None:
-        return
+        return None
     trace_dir.mkdir(parents=True, exist_ok=True)
     path = trace_dir / trace_filename(test_id, region)
     taken = {p for k, p in paths.items() if k[0] != test_id or k[1] not in regions}
@@ -38,9 +40,30 @@ def export_trace(
         # Two ids that clean up to the same name (``[a/b]`` and ``[a_b]``) must not
         # overwrite each other's trace.
         path = path.with_name(trace_filename(test_id, region, unique=True))
-    prof.export_chrome_trace(str(path))
+    try:
+        prof.export_chrome_trace(str(path))
+        whole = _whole(path)
+    except OSError:
+        whole = False
+    if not whole:
+        path.unlink(missing_ok=True)
+        return (
+            f"neuronperf: trace {path} could not be written whole (is the disk full?); "
+            "it was removed, and traces that fail after it are not named"
+        )
     for name in regions:
         paths[(test_id, name)] = path
+    return None
+
+
+def _whole(path: Path) -> bool:
+    """Whether the file ends as a chrome trace does: Kineto writes a cut-off or empty file
+    without a word when the disk is full."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        f.seek(max(0, f.tell() - 64))
+        tail = f.read().rstrip()
+    return tail.endswith((b"}", b"]"))
 
 
 def trace_lines(paths: TracePaths, test_id: str, regions: Iterable[str]) -> str:

@@ -97,6 +97,7 @@ class Runner:
         self.count_work = count_work
         self.trace_dir = trace_dir
         self.progress = progress
+        self._trace_problem_said = False
         self._prepared = False
         self._open: list[_OpenRegion] = []
         self._seq = itertools.count()
@@ -179,7 +180,7 @@ class Runner:
             # measurements sampled the same way (compare.py).
             environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
         )
-        export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, [name])
+        self._export(prof, test_id, name, [name])
         if self.count_work:
             measurement = self._with_work(call, measurement)
         if recheck is not None:
@@ -432,7 +433,14 @@ class Runner:
             host = [wall] if region_name == name else [res.rounds[0].wall_us]
             m = self._summarize(res.rounds, test_id=test_id, region=region_name, host=host)
             on_done(replace(m, device_notes=res.notes + notes, memory_note=note))
-        export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, names)
+        self._export(prof, test_id, name, names)
+
+    def _export(self, prof: Any, test_id: str, name: str, names: list[str]) -> None:
+        problem = export_trace(prof, self.trace_dir, self.trace_paths, test_id, name, names)
+        if problem is not None and not self._trace_problem_said:
+            self._trace_problem_said = True  # once: a full disk fails every trace after it
+            if self.progress is not None:
+                self.progress(problem)
 
     def _summarize(
         self,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ..escape import md_cell, md_code, md_text
 from .diff import CONDITIONS, Row, count_cell, counts, memory_cell, ordered, time_cell
 from .json import Report
 from .terminal import tabulate
@@ -84,8 +85,8 @@ def text(found: Sequence[Row], base: Report, new: Report) -> str:
 
 
 def _md(value: object) -> str:
-    # A pipe would end the cell; a newline would end the table.
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    # Names as literal text on one line: no markup, mention, link, or pipe ending a cell.
+    return md_cell(md_text(str(value)))
 
 
 def _md_table(found: Sequence[Row]) -> list[str]:
@@ -98,40 +99,67 @@ def _md_table(found: Sequence[Row]) -> list[str]:
         cells = _cells(r, memory)
         mark = "❌" if r.status in _BAD else "✅"
         row = [
-            f"{mark} {r.status}",
-            f"`{cells[1]}`",
-            f"`{cells[2]}`",
-            *cells[3:-1],
-            f"`{cells[-1]}`" if r.op_diff else "-",
+            f"{mark} {_md(r.status)}",
+            md_cell(md_code(cells[1])),
+            md_cell(md_code(cells[2])),
+            *map(_md, cells[3:-1]),
+            md_cell(md_code(cells[-1])) if r.op_diff else "-",
         ]
-        lines.append("| " + " | ".join(_md(c) for c in row) + " |")
+        lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
+# GitHub refuses a comment longer than this many characters.
+GITHUB_LIMIT = 65_536
+
+
 def markdown(found: Sequence[Row], base: Report, new: Report) -> str:
+    """The comment, fitted to GitHub's limit: when every region does not fit, as many as
+    do, regressions first, and a line saying how many more there are and where to see them."""
+    text = _markdown(found, base, new, len(found))
+    if len(text) <= GITHUB_LIMIT:
+        return text
+    fits, over = 0, len(found)  # the largest count of rows shown that fits, by bisection
+    while over - fits > 1:
+        mid = (fits + over) // 2
+        if len(_markdown(found, base, new, mid)) <= GITHUB_LIMIT:
+            fits = mid
+        else:
+            over = mid
+    return _markdown(found, base, new, fits)
+
+
+def _markdown(found: Sequence[Row], base: Report, new: Report, shown: int) -> str:
     bad = [r for r in ordered(found) if r.status in _BAD]
     mark = "❌" if bad else "✅"
     head = summary(found) if bad else "nothing regressed: " + summary(found)
     lines = [f"### {mark} neuronperf: {_md(head)}", ""]
     if bad:
-        lines += [*_md_table(bad), ""]
+        lines += [*_md_table(bad[:shown]), ""]
+    rows = ordered(found)[:shown]
     lines += [
         "<details>",
         f"<summary>All {len(found)} regions: ops, kernels, device and host change, op diff"
         "</summary>",
         "",
-        f"Base `{_md(base.name())}`, new `{_md(new.name())}`. Times: median of the rounds, "
+        f"Base {md_code(base.name())}, new {md_code(new.name())}. Times: median of the rounds, "
         "base → new; the verdict rests on the time marked regressed, improved or within "
         "noise (bootstrap interval of the ratio of medians against the tolerance, as the "
         "baseline gate judges it).",
         "",
-        *_md_table(ordered(found)),
+        *_md_table(rows),
     ]
-    why = [r for r in ordered(found) if r.sentences]
+    if shown < len(found):
+        lines += [
+            "",
+            f"**{len(found) - shown} more regions not shown**: a comment holds at most "
+            f"{GITHUB_LIMIT:,} characters; `neuronperf compare BASE NEW` prints them all.",
+        ]
+    why = [r for r in rows if r.sentences]
     if why:
         lines += ["", "**Why**", ""]
         for r in why:
-            lines.append(f"- `{_md(r.test_id)}` region `{_md(r.region)}` ({r.status})")
+            lines.append(f"- {md_code(r.test_id)} region {md_code(r.region)} ({_md(r.status)})")
             lines += [f"  - {_md(s)}" for s in r.sentences]
     lines += ["", "</details>", "", MARKER]
     return "\n".join(lines) + "\n"

@@ -63,8 +63,8 @@ def metrics(record: Record) -> Iterator[Metric]:
         if stats.n and math.isfinite(stats.median):
             s = sorted(stats.samples)
             yield Metric(measure, stats.median, quantile(s, 0.25), quantile(s, 0.75), stats.n)
-    yield Metric("ops", float(m.ops))
-    yield Metric("kernels", float(m.kernels))
+    yield Metric("ops", m.ops)
+    yield Metric("kernels", m.kernels)
     yield from optional_metrics(m.to_dict())
 
 
@@ -79,23 +79,24 @@ def optional_metrics(d: Mapping[str, Any]) -> Iterator[Metric]:
             ("retained_bytes", "retained-memory-bytes"),
         ):
             if _number(memory.get(key)):
-                yield Metric(measure, _count(memory.get(key)))
+                yield Metric(measure, int(memory[key]))
     collectives = d.get("collectives")
     if isinstance(collectives, Mapping) and collectives:
         rows = [v for v in collectives.values() if isinstance(v, Mapping)]
-        yield Metric("collective-calls", float(sum(_count(r.get("calls")) for r in rows)))
-        yield Metric("collective-bytes", float(sum(_count(r.get("bytes")) for r in rows)))
+        yield Metric("collective-calls", sum(_count(r.get("calls")) for r in rows))
+        yield Metric("collective-bytes", sum(_count(r.get("bytes")) for r in rows))
 
 
 def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _count(v: Any) -> float:
-    return float(v) if _number(v) else 0.0
+def _count(v: Any) -> int:
+    return int(v) if _number(v) else 0
 
 
 def bencher(records: Sequence[Record]) -> dict[str, dict[str, dict[str, float]]]:
+    """Counts stay integers (JSON numbers either way)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in exported(records):
         name = benchmark_name(r.measurement.test_id, r.measurement.region)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NeuronPerfError
+from ..files import Refused, read_bytes, write_text
 from ..model import Record
 from .provenance import Ci, Git, Provenance
 
@@ -80,24 +79,9 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory, so a reader never sees half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        # mkstemp makes the file private (0600); a report is for sharing, as open() would.
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    """Replace a regular file in one step, so a reader never sees half; write through
+    anything else at ``path`` (files.write_text)."""
+    write_text(path, text)
 
 
 def _clean(value: Any) -> Any:
@@ -134,13 +118,50 @@ class Report:
         return f"{self.path} ({g.commit[:7]}{' on ' + g.branch if g.branch else ''})"
 
 
+# The types the schema gives the fields read besides the measurements (None: null).
+_FIELDS: dict[str, tuple[type | None, ...]] = {
+    "generated_at": (str,),
+    "backend_note": (str,),
+    "git": (dict, None),
+    "ci": (dict, None),
+}
+_GIT: dict[str, tuple[type | None, ...]] = {
+    "commit": (str,),
+    "branch": (str, None),
+    "dirty": (bool,),
+    "commit_time": (str,),
+}
+_CI: dict[str, tuple[type | None, ...]] = {"provider": (str,), "run_id": (str,), "url": (str,)}
+
+
+def _check_fields(doc: dict[str, Any], path: Path) -> None:
+    """ReportError naming the first field whose type the schema does not allow."""
+    checks = [(doc, _FIELDS, "")]
+    for key, inner in (("git", _GIT), ("ci", _CI)):
+        if isinstance(doc.get(key), dict):
+            checks.append((doc[key], inner, f"{key}."))
+    for obj, fields, prefix in checks:
+        for key, types in fields.items():
+            value = obj.get(key)
+            if key not in obj or (value is None and None in types):
+                continue
+            if not isinstance(value, tuple(t for t in types if t is not None)):
+                raise ReportError(
+                    f"{path}: '{prefix}{key}' is {type(value).__name__}, not what the report "
+                    "schema allows; the file was not written by pytest-neuronperf as it is"
+                )
+
+
 def load(path: Path) -> Report:
     """Reads a report of schema version 1 or 2. Raises ReportError, one line naming the
     file and what to do, for a file that is missing, not JSON or not such a report."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise ReportError(f"{path}: no such file") from None
+    except Refused as exc:
+        # In a directory of reports, a FIFO or a device is no report: skipped, not read.
+        raise ReportError(f"{path}: {exc}", not_a_report=not path.is_file()) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot be read ({exc})") from None
     try:
@@ -149,6 +170,8 @@ def load(path: Path) -> Report:
         raise ReportError(
             f"{path}: not JSON ({exc.msg} at line {exc.lineno})", not_a_report=True
         ) from None
+    except (ValueError, RecursionError) as exc:  # a 4,300-digit integer, deep nesting
+        raise ReportError(f"{path}: not JSON a report can hold ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_ID:
         raise ReportError(
             f'{path}: not a pytest-neuronperf report (no "schema": "{SCHEMA_ID}"); '
@@ -156,7 +179,7 @@ def load(path: Path) -> Report:
             not_a_report=True,
         )
     version = doc.get("schema_version")
-    if version not in READABLE_VERSIONS:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise ReportError(
             f"{path}: report schema version {version!r}, this pytest-neuronperf reads "
             f"{' and '.join(map(str, READABLE_VERSIONS))}; upgrade pytest-neuronperf"
@@ -170,6 +193,7 @@ def load(path: Path) -> Report:
             records.append(Record.from_dict(item))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ReportError(f"{path}: measurement {i} is malformed ({exc!r})") from None
+    _check_fields(doc, path)
     try:
         git = Git.from_dict(doc["git"]) if doc.get("git") else None
         ci = Ci.from_dict(doc["ci"]) if doc.get("ci") else None

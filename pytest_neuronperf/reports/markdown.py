@@ -3,10 +3,10 @@ Written to ``--neuron-profile-markdown`` and appended to ``$GITHUB_STEP_SUMMARY`
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
+from ..escape import md_cell, md_code, md_text
 from ..gate.compare import NOT_COMPARABLE
 from ..model import BaselineStatus, Record
 from .memory import memory_cell
@@ -24,18 +24,9 @@ def ordered(records: Sequence[Record]) -> list[Record]:
     return sorted(records, key=lambda r: not is_problem(r))
 
 
-def _cell(text: object) -> str:
-    # A pipe would end the cell; a newline would end the table.
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def code(text: str) -> str:
-    """``text`` as a Markdown code span: fenced by one backtick more than the longest run
-    inside it, padded where it starts or ends with one (CommonMark)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+def _cell(markdown: object) -> str:
+    # Escaped Markdown into a table cell: no pipe ends it, no newline ends the table.
+    return md_cell(str(markdown))
 
 
 def verdict(records: Sequence[Record]) -> str:
@@ -75,7 +66,7 @@ def _all(k: int, n: int) -> str:
 
 def render(records: Sequence[Record], note: str = "") -> str:
     problems = [r for r in records if is_problem(r)]
-    lines = [f"## {_cell(header_line(records, note))}", ""]
+    lines = [f"## {md_text(header_line(records, note))}", ""]
     lines += [verdict(records), ""]
     # The memory column only where some region's memory was profiled (reports/memory.py).
     memory = any(r.measurement.memory is not None or r.measurement.memory_note for r in records)
@@ -92,24 +83,24 @@ def render(records: Sequence[Record], note: str = "") -> str:
         ops = f"{m.ops} (varies)" if m.round_variants else str(m.ops)
         cells = [
             mark,
-            code(m.test_id),
-            code(m.region),
+            md_code(m.test_id),
+            md_code(m.region),
             ops,
             m.kernels,
             device_cell(m),
             f"{m.host_us.median:,.1f}",
             *([memory_cell(m)] if memory else []),
-            r.baseline_cell or r.baseline or "-",
-            r.budget or "-",
-            r.status,
+            md_text(r.baseline_cell or r.baseline) or "-",
+            md_text(r.budget) or "-",
+            md_text(r.status),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     if problems:
         lines += ["", "### What failed", ""]
         for r in problems:
             lines.append(
-                f"- {_cell(code(r.measurement.test_id))} region {_cell(code(r.measurement.region))}"
+                f"- {md_code(r.measurement.test_id)} region {md_code(r.measurement.region)}"
             )
             for sentence in (*r.violations, *r.baseline_notes):
-                lines.append(f"  - {_cell(sentence)}")
+                lines.append(f"  - {md_text(sentence)}")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -56,6 +56,23 @@ class Collection:
         self.complete_modules.update(data["modules"])
 
 
+def passed_tests(
+    records: Sequence[Record],
+) -> tuple[dict[str, set[str]], dict[Key, tuple[Entry, bool]]]:
+    """The regions of each test whose every region passed, and their entries. A test with
+    one region over budget (or failed) says nothing of what it measures now: none of its
+    regions is written and none removed as stale."""
+    failed = {r.measurement.test_id for r in records if r.status not in PASSED_STATUSES}
+    measured: dict[str, set[str]] = {}
+    passed: dict[Key, tuple[Entry, bool]] = {}
+    for r in records:
+        m = r.measurement
+        if m.test_id not in failed:
+            measured.setdefault(m.test_id, set()).add(m.region)
+            passed[(m.test_id, m.region)] = (Entry.of(m), r.rewrite_baseline)
+    return measured, passed
+
+
 class BaselineSession:
     def __init__(self, rootpath: Path, settings: Settings) -> None:
         self.rootpath = rootpath
@@ -73,11 +90,24 @@ class BaselineSession:
         # rootpath, not the invocation directory: the same files whatever the cwd.
         return self.rootpath / (self.settings.profile_dir or Path(DEFAULT_DIR))
 
+    @property
+    def prefix(self) -> str:
+        """What the stored test ids of this rootdir start with: its path relative to the
+        directory holding the baseline directory, when the rootdir lies below that one
+        (a store shared by a monorepo's rootdirs, ``mono/.neuronperf``); else nothing."""
+        home = self.directory.parent.resolve()
+        root = self.rootpath.resolve()
+        if root == home or not root.is_relative_to(home):
+            return ""
+        return root.relative_to(home).as_posix() + "/"
+
     def load(self, device_kind: str) -> None:
         try:
-            self.store = load(self.directory, device_kind, allow_damaged=self.settings.update)
+            stored = load(self.directory, device_kind, allow_damaged=self.settings.update)
         except BaselineError as exc:
             raise pytest.UsageError(f"neuronperf: baseline file {exc}") from None
+        # The session sees its rootdir's entries only, by their ids in this rootdir.
+        self.store = stored.scoped(self.prefix)
 
     def entry(self, m: Measurement) -> Entry | None:
         return self.store.get(m.test_id, m.region) if self.store is not None else None
@@ -98,13 +128,7 @@ class BaselineSession:
         update was asked for, the run was fit to write, and the file could not be written."""
         if self.store is None:
             return True
-        measured: dict[str, set[str]] = {}
-        passed: dict[Key, tuple[Entry, bool]] = {}
-        for r in records:
-            m = r.measurement
-            if r.status in PASSED_STATUSES:
-                measured.setdefault(m.test_id, set()).add(m.region)
-                passed[(m.test_id, m.region)] = (Entry.of(m), r.rewrite_baseline)
+        measured, passed = passed_tests(records)
         self.stale = stale(
             self.store,
             collected=self.collection.ids,
@@ -125,7 +149,13 @@ class BaselineSession:
             # Under the directory's lock, against the file as stored now: entries written
             # meanwhile by another run survive (baselines/update.py write_update).
             d, kind = self.store.path.parent, self.store.device_kind
-            self.plan = write_update(d, kind, passed, self.stale, pool=self.settings.pool)
+            p = self.prefix
+            stored = {(p + t, r): v for (t, r), v in passed.items()}
+            gone = [(p + t, r) for t, r in self.stale]
+            self.plan = write_update(d, kind, stored, gone, pool=self.settings.pool)
+            if self.plan.kept is not None:
+                kept = f"; the damaged file is kept as {self.shown(self.plan.kept)}"
+                self.store = replace(self.store, damaged=self.store.damaged + kept)
         except BaselineError as exc:  # unreadable, locked too long, or not writable
             self.not_written = f"{self.shown(exc.path)}: {exc.reason}"
             return False

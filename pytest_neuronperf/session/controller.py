@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from ..escape import terminal
 from ..measure.progress import Writer
 from ..model import Record, Status
 from ..reports.fit import terminal_width, wrap
@@ -109,12 +110,12 @@ class Controller:
                 "(run with --neuron-profile for the report)",
                 width,
             ):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(terminal(line))
             return
         terminalreporter.section("neuronperf")
         verbosity = terminalreporter.config.get_verbosity()
         for line in self.summary_lines(records, verbosity, width):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(terminal(line))
 
     def summary_lines(self, records: list[Record], verbosity: int, width: int) -> list[str]:
         """The neuronperf section, fitted to ``width``: header, table, details, what became
@@ -146,6 +147,7 @@ def _write_progress(config: pytest.Config, line: str) -> None:
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None:
         return
+    line = terminal(line)  # a region or test name may hold control characters
     if capture is None:
         reporter.write_line(line)
         return

@@ -9,6 +9,7 @@ from collections.abc import Generator
 
 import pytest
 
+from ..escape import terminal, xml
 from ..fixture import NeuronProfile
 from ..gate.compare import Comparison, window_settled
 from ..gate.marker import Budget, tolerance_for
@@ -141,8 +142,9 @@ class MeasuringSession:
         )
         if verdict.failed:
             report.outcome = "failed"
-            report.longrepr = "\n".join(verdict.sentences)
-            report.sections.append((SECTION, self._section(item.nodeid, verdict, measurements)))
+            report.longrepr = terminal("\n".join(verdict.sentences))
+            section = self._section(item.nodeid, verdict, measurements)
+            report.sections.append((SECTION, terminal(section)))
         for record in verdict.records:
             report.user_properties.append((PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
         # JUnit XML takes its properties from the item (through the teardown report): flat
@@ -258,13 +260,14 @@ def records_of(report: pytest.TestReport) -> tuple[Record, ...]:
 
 def junit_properties(record: Record) -> list[tuple[str, object]]:
     m = record.measurement
-    prefix = f"{JUNIT_PREFIX}{m.region}"
+    # pytest escapes a property's value for XML, not its name.
+    prefix = f"{JUNIT_PREFIX}{xml(m.region)}"
     return [
         (f"{prefix}.ops", m.ops),
         (f"{prefix}.kernels", m.kernels),
         (f"{prefix}.device_us", round(m.device_us.median, 3)),
         (f"{prefix}.host_us", round(m.host_us.median, 3)),
-        (f"{prefix}.device_kind", m.device_kind),
+        (f"{prefix}.device_kind", xml(m.device_kind)),
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
         (f"{prefix}.status", str(record.status)),
         (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),

@@ -126,11 +126,17 @@ def top_level_ops(node: Event) -> Iterator[Event]:
     around backward nodes: a backward pass counts the aten ops it dispatches, like a
     forward one (docs/backward-ops.md). Runtime calls, bookkeeping and compilation are not
     ops."""
-    for child in node.children:
-        if child.name == COMPILE_EVENT:
+    # A stack, not recursion: a trace may nest annotations deeper than Python recurses.
+    stack = [(node, iter(node.children))]
+    while stack:
+        parent, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+        elif child.name == COMPILE_EVENT:
             continue
-        if child.kind is Kind.ANNOTATION or _autograd_span(child, node):
-            yield from top_level_ops(child)
+        elif child.kind is Kind.ANNOTATION or _autograd_span(child, parent):
+            stack.append((child, iter(child.children)))
         elif child.kind is Kind.OP and child.name not in BOOKKEEPING:
             yield child
 
@@ -167,21 +173,30 @@ def host_kernels(op: Event) -> list[Event]:
     """Leaf computations under a host op: ops with no computing op below them. Children
     that only allocate or alias (``aten::pow`` -> ``result_type``, ``to``) do not hide
     their parent's own work."""
-    below = [
-        k for c in op.children if c.kind in (Kind.OP, Kind.ANNOTATION) for k in host_kernels(c)
-    ]
-    if below:
-        return below
-    if (
+    # Bottom-up over an explicit stack: ops may nest deeper than Python recurses.
+    found: dict[int, list[Event]] = {}
+    stack = [(op, False)]
+    while stack:
+        node, visited = stack.pop()
+        kids = [c for c in node.children if c.kind in (Kind.OP, Kind.ANNOTATION)]
+        if not visited:
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(kids))
+            continue
+        below = [k for c in kids for k in found.pop(id(c))]
+        found[id(node)] = below or ([node] if _computes(node) else [])
+    return found[id(op)]
+
+
+def _computes(op: Event) -> bool:
+    # A compiled graph run with inductor's kernel profiling off has no children: it is
+    # then one opaque kernel, rather than none.
+    return (
         op.kind is Kind.OP
         and op.name not in NON_COMPUTE
         and op.name not in BOOKKEEPING
         and not is_compiled_region(op.name)
-    ):
-        # A compiled graph run with inductor's kernel profiling off has no children:
-        # it is then one opaque kernel, rather than none.
-        return [op]
-    return []
+    )
 
 
 @dataclass

@@ -87,9 +87,12 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
         raw = doc
     elif isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
         version = doc.get("schemaVersion")
-        if isinstance(version, int) and version > KNOWN_SCHEMA_MAX:
+        # Any number form: 99.0 or "99" is no older than 99.
+        known = version is None or (type(version) in (int, float) and version <= KNOWN_SCHEMA_MAX)
+        if not known:
+            what = "newer than" if type(version) in (int, float) else "not a version number"
             raise TraceError(
-                f"{source}: Kineto schemaVersion {version} is newer than this version of "
+                f"{source}: Kineto schemaVersion {version!r} is {what} this version of "
                 f"pytest-neuronperf understands (<= {KNOWN_SCHEMA_MAX}); upgrade pytest-neuronperf"
             )
         raw = doc["traceEvents"]
@@ -118,6 +121,8 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
             dur = float(ev.get("dur", 0.0))
         except (KeyError, TypeError, ValueError):
             continue
+        except OverflowError:  # an integer past float's range: refused below, as inf is
+            start = dur = _INF
         name = ev.get("name")
         pid = ev.get("pid")
         tid = ev.get("tid")
@@ -401,7 +406,7 @@ def _device_kind(name: str) -> Kind:
 def _int(v: Any) -> int:
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999, Infinity
         return 0
 
 

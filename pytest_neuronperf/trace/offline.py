@@ -18,7 +18,6 @@ In device mode a region's device time is everything it launched (see device.py).
 from __future__ import annotations
 
 import gc
-import gzip
 import json
 import zlib
 from collections.abc import Iterator, Sequence
@@ -30,6 +29,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ..files import Refused, gunzip, read_bytes
 from ..markers import parse_marker
 from ..model import Measurement
 from ..stats import Stats
@@ -81,14 +81,16 @@ def load_trace(path: Path) -> Any:
     Gzip is recognised by its magic bytes, so a misnamed file still reads."""
     name = str(path)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except IsADirectoryError:
         raise TraceError(f"{name}: is a directory, not a trace file") from None
     except OSError as exc:
         raise TraceError(f"{name}: cannot read: {exc.strerror or exc}") from None
     if data[:2] == _GZIP_MAGIC:
         try:
-            data = gzip.decompress(data)
+            data = gunzip(data)
+        except Refused as exc:
+            raise TraceError(f"{name}: {exc}") from None
         except EOFError:
             raise TraceError(f"{name}: truncated gzip (the file ends mid-stream)") from None
         except (OSError, zlib.error) as exc:

@@ -262,3 +262,20 @@ def test_max_recompiles_fails_above_and_holds_at_the_limit() -> None:
     )
     (quiet,) = check(neuron_budget(max_recompiles=0), [measurement(recompiles=1)])
     assert quiet.sentence.endswith("(Dynamo gave no reason during this run)")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_ops": 10**400},
+        {"max_flops": 10**400},
+        {"max_device_us": 10**400},
+        {"max_kernels": 2**53 + 1},
+        {"max_recompiles": 10**30},
+    ],
+)
+def test_limits_past_what_a_float_holds_are_refused(kwargs: dict[str, Any]) -> None:
+    """Issue 24 item 15: 10**400 was an INTERNALERROR (OverflowError) in the run."""
+    with pytest.raises(BudgetError, match=r"expected .*(at most|> 0)"):
+        neuron_budget(**kwargs)
+    assert check(neuron_budget(max_ops=2**53), [measurement()]) == []

@@ -126,3 +126,62 @@ def test_a_kernels_only_trace_in_host_mode_is_one_line(
     assert main(["report", str(path), "--mode", "host"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no host events to analyse in host mode" in err
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """``depth`` ops each inside the one before: a valid trace, deeper than recursion goes."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": f"aten::op{i}", "pid": 1, "tid": 1}
+        | {"ts": 10 + i, "dur": 10 * depth - 2 * i}
+        for i in range(depth)
+    ]
+    return {"traceEvents": events}
+
+
+def test_ops_nested_deeper_than_recursion_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24 item 13: 500 nested ops were a RecursionError traceback."""
+    code, out, err = run_report(written(tmp_path, json.dumps(nested(3000))), capsys)
+    assert code == 0, err
+    assert "aten::op0" in out
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        ("ts", "1" + "0" * 400),
+        ("External id", "1e999"),
+        ("External id", "Infinity"),
+        ("flow id", "1e999"),
+    ],
+)
+def test_numbers_past_float_or_int_range_are_one_line_or_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, value: str
+) -> None:
+    """Issue 24 item 13: each was an OverflowError traceback."""
+    doc = triton_doc()
+    if where == "ts":
+        first(doc, "cpu_op")["ts"] = 987654321
+    elif where == "External id":
+        first(doc, "kernel")["args"]["External id"] = 987654321
+    else:
+        kernel = first(doc, "kernel")
+        kernel["args"].pop("correlation", None)
+        doc["traceEvents"].append({"ph": "f", "cat": "ac2g", "id": 987654321, "ts": kernel["ts"]})
+    code, _, err = run_report(
+        written(tmp_path, json.dumps(doc).replace("987654321", value)), capsys
+    )
+    assert code in (0, 2) and "Traceback" not in err
+    assert err.count("\n") == (code == 2)
+
+
+@pytest.mark.parametrize("version", [99.0, 2.5, "99"])
+def test_a_kineto_schema_version_newer_in_any_number_form_says_to_upgrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: object
+) -> None:
+    """Issue 24 item 15: schemaVersion 99.0 read as a version this code knows."""
+    doc = triton_doc()
+    doc["schemaVersion"] = version
+    code, _, err = run_report(written(tmp_path, json.dumps(doc)), capsys)
+    assert code == 2 and err.count("\n") == 1 and "upgrade pytest-neuronperf" in err

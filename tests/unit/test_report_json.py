@@ -113,3 +113,45 @@ def test_reports_are_written_readable_by_others_as_open_would(tmp_path: Path) ->
         os.umask(mask)
     assert path.read_text() == "y" and path.stat().st_mode & 0o777 == 0o644
     assert not [p for p in path.parent.iterdir() if p.name != "report.html"]
+
+
+def _edited(**fields: object) -> str:
+    doc = json.loads(DATA.read_text())
+    doc.update(fields)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (_edited(exit_status=424242).replace("424242", "9" * 5000), "not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "not JSON"),
+        (_edited(git="abc"), "'git'"),
+        (_edited(ci=["x"]), "'ci'"),
+        (_edited(git={"commit": 7}), "'git.commit' is int"),
+        (_edited(schema_version=True), "schema version True"),
+        (_edited(schema_version=2.0), "schema version 2.0"),
+        (_edited(generated_at={"a": 1}), "'generated_at'"),
+        (_edited(backend_note=["x"]), "'backend_note'"),
+    ],
+    ids=[
+        "int-5000-digits",
+        "nested-100k",
+        "git-str",
+        "ci-list",
+        "git-commit-int",
+        "version-true",
+        "version-float",
+        "generated-at-object",
+        "note-list",
+    ],
+)
+def test_a_hostile_report_is_one_line(tmp_path: Path, content: str, says: str) -> None:
+    """Issue 24 item 14: a ValueError, a RecursionError and an AttributeError traceback,
+    and schema_version true or 2.0 read as a version."""
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ReportError) as exc:
+        load(path)
+    text = _one_line(exc)
+    assert text.startswith(str(path)) and says in text

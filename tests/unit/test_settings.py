@@ -203,3 +203,17 @@ def test_the_readme_settings_table_is_rendered_from_specs() -> None:
     found = re.search(r"<!-- settings-table -->\n(.*?)<!-- /settings-table -->", text, re.S)
     assert found, "README.md has no <!-- settings-table --> ... <!-- /settings-table --> block"
     assert found.group(1) == markdown_table()
+
+
+def test_threads_are_bounded_before_torch_sees_them() -> None:
+    """Issue 24 item 15: NEURONPERF_THREADS=100000 crashed the run (exit 139)."""
+    with pytest.raises(SettingError, match="NEURONPERF_THREADS='100000': expected an integer"):
+        resolve({}, {}, env={"NEURONPERF_THREADS": "100000"})
+    assert resolve({}, {}, env={"NEURONPERF_THREADS": "1024"}).threads == 1024
+
+
+def test_a_bad_ini_value_is_refused_even_where_the_environment_overrides_it() -> None:
+    """Issue 24 item 15: a bad ini value passed unseen while an env variable was set."""
+    spec = BY_FIELD["rounds"]
+    with pytest.raises(SettingError, match=r"setup\.cfg key neuron_profile_rounds='ten'"):
+        resolve({}, {spec.ini: "ten"}, env={spec.env: "4"}, ini_source="setup.cfg")

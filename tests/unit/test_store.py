@@ -176,7 +176,9 @@ def test_two_concurrent_updates_keep_both_entries(tmp_path: Path) -> None:
         t.join()
     assert not errors
     assert load(tmp_path, KIND).keys() == [("a.py::t", "r"), ("b.py::t", "r"), ("t.py::old", "r")]
-    assert [p.name for p in tmp_path.iterdir()] == [file_name(KIND)], "the lock adds no file"
+    # The .gitignore is the update's (issue 24 item 4), written once; the lock adds nothing.
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".gitignore", file_name(KIND)], "the lock adds no file"
 
 
 def test_an_update_that_cannot_get_the_lock_says_so_and_leaves_the_file(tmp_path: Path) -> None:
@@ -263,3 +265,26 @@ def test_a_file_of_another_device_kind_is_refused(tmp_path: Path) -> None:
 def test_a_file_of_its_own_device_kind_loads(tmp_path: Path) -> None:
     stored(tmp_path, ("t", "r"))
     assert load(tmp_path, KIND).keys() == [("t", "r")]
+
+
+def test_the_stand_in_lock_file_is_the_users_own_and_never_a_planted_link(
+    tmp_path: Path,
+) -> None:
+    """Issue 24 item 8: the stand-in lock had a name in /tmp any user could create first
+    (and hold, or point elsewhere with a link)."""
+    from pytest_neuronperf.baselines.lock import open_stand_in, stand_in
+
+    path = stand_in(tmp_path)
+    assert str(os.getuid()) in path.name
+    assert path.parent.stat().st_uid == os.getuid()
+    target = tmp_path / "elsewhere"
+    path.unlink(missing_ok=True)
+    path.symlink_to(target)
+    try:
+        with pytest.raises(OSError, match="not a lock file of this user"):
+            open_stand_in(tmp_path)
+        assert not target.exists()
+    finally:
+        path.unlink()
+    os.close(open_stand_in(tmp_path))
+    path.unlink()

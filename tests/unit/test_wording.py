@@ -17,12 +17,13 @@ import torch.nn.functional as F
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.escape import md_code as code
 from pytest_neuronperf.fixture import NeuronProfile
 from pytest_neuronperf.gate.compare import compare
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import BaselineStatus, Measurement, Record, Status
 from pytest_neuronperf.names import callable_name
-from pytest_neuronperf.reports.markdown import code, render, verdict
+from pytest_neuronperf.reports.markdown import render, verdict
 from pytest_neuronperf.stats import Stats
 from pytest_neuronperf.trace.offline import report_trace
 
