@@ -157,8 +157,10 @@ def pytest_run(root: Path, suite: str, extra: list[str]) -> tuple[float, str]:
     )
     # A failure in a run that changed nothing is the gate's false failure: shown, not hidden.
     failed = [x for x in lines if x.startswith(("FAILED ", "PERF "))]
-    # pytest-benchmark's compare fails the session, one line per benchmark, not per test.
-    failed += [x.strip() for x in lines if "Field 'median' has failed" in x]
+    # pytest-benchmark's compare fails the session, one line per benchmark, not per test,
+    # and not on stdout.
+    both = (proc.stdout + proc.stderr).splitlines()
+    failed += [x.strip() for x in both if "Field 'median' has failed" in x]
     return seconds, "; ".join([summary.strip("= "), *failed])
 
 
