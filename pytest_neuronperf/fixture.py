@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from .measure import distributed as dist_measure
@@ -50,6 +54,7 @@ class NeuronProfile:
         self.rounds = rounds
         self.warmup = warmup
         self.measurements: list[Measurement] = []
+        self._warned_reuse = False
         # Called with each new measurement (pytest-benchmark interop).
         self.listeners: list[Callable[[Measurement], None]] = []
 
@@ -70,6 +75,7 @@ class NeuronProfile:
         """Call ``fn(*args, **kwargs)`` over warm-up and measured rounds; return its result.
         ``name``, ``rounds`` and ``warmup`` are ours: pass a function's own arguments of those
         names through :meth:`measure`."""
+        __tracebackhide__ = True
         return self.measure(fn, args, kwargs, name=name, rounds=rounds, warmup=warmup)
 
     def measure(
@@ -82,6 +88,7 @@ class NeuronProfile:
         rounds: int | None = None,
         warmup: int | None = None,
     ) -> Any:
+        __tracebackhide__ = True
         kwargs = kwargs or {}
         if not callable(fn):
             raise TypeError(f"neuron_profile: expected a callable, got {type(fn).__name__}")
@@ -90,18 +97,24 @@ class NeuronProfile:
         region = self._unique(name or _callable_name(fn))
         if group() is not None or _torchrun_world() > 1:
             return self._measure_rank(fn, args, kwargs, region, rounds, warmup)
-        result, measurement = self._runner().measure_callable(
-            fn,
-            args,
-            kwargs,
-            test_id=self.test_id,
-            name=region,
-            warmup=self.warmup if warmup is None else warmup,
-            rounds=self.rounds if rounds is None else rounds,
-            recheck=self._recheck,
-            window=self._window(region) if self._window is not None else None,
-            memory=self._memory is not None and self._memory(region),
-        )
+        try:
+            result, measurement = self._runner().measure_callable(
+                fn,
+                args,
+                kwargs,
+                test_id=self.test_id,
+                name=region,
+                warmup=self.warmup if warmup is None else warmup,
+                rounds=self.rounds if rounds is None else rounds,
+                recheck=self._recheck,
+                window=self._window(region) if self._window is not None else None,
+                memory=self._memory is not None and self._memory(region),
+            )
+        except BaseException as exc:
+            # The same exception, without the plugin's frames between the test and the
+            # user's code (warm-up, threads, runner): as pytest hides its own.
+            exc.with_traceback(without_our_frames(exc.__traceback__))
+            raise
         self._record(measurement)
         return result
 
@@ -195,10 +208,14 @@ class NeuronProfile:
             return
         region = self._unique(name)
         memory = self._memory is not None and self._memory(region)
-        with self._runner().region(
-            region, test_id=self.test_id, on_done=self._record, memory=memory
-        ):
-            yield
+        try:
+            with self._runner().region(
+                region, test_id=self.test_id, on_done=self._record, memory=memory
+            ):
+                yield
+        except BaseException as exc:
+            exc.with_traceback(without_our_frames(exc.__traceback__))
+            raise
 
     @property
     def last(self) -> Measurement:
@@ -226,7 +243,37 @@ class NeuronProfile:
         i = 2
         while f"{name}#{i}" in taken:
             i += 1
-        return f"{name}#{i}"
+        unique = f"{name}#{i}"
+        if not self._warned_reuse:
+            # A warning, not an error: a loop over sizes that measures one callable is
+            # legitimate; but its baseline keys then follow the order of the calls.
+            self._warned_reuse = True
+            warnings.warn(
+                f"neuron_profile: {name!r} is measured again in this test, as {unique!r} "
+                "(further reuses are numbered alike, without another warning); its "
+                "baseline key then depends on call order: give each measurement its own "
+                "name=...",
+                UserWarning,
+                stacklevel=4,
+            )
+        return unique
+
+
+_PACKAGE = str(Path(__file__).parent) + os.sep
+
+
+def without_our_frames(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` with the entries of this package's code unlinked; the user's stay in order."""
+    kept = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            kept.append(tb)
+        tb = tb.tb_next
+    if not kept:
+        return None
+    for entry, after in zip(kept, [*kept[1:], None], strict=True):
+        entry.tb_next = after
+    return kept[0]
 
 
 def _torchrun_world() -> int:

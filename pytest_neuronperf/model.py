@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any, Literal, get_args, get_type_hints
 
 from .codec import Coded, rule
-from .stats import Stats
+from .stats import Stats, TimeChange
 
 
 class Status(StrEnum):
@@ -35,6 +35,50 @@ class BaselineStatus(StrEnum):
     REGRESSED = "regressed"  # fails the test
     # recorded another way (thread count, window): nothing judged, never a failure
     NOT_COMPARABLE = "not comparable"
+
+
+# Starts every note saying why an entry was not judged; the footer gathers them (terminal).
+NOT_COMPARABLE_NOTE = f"neuronperf baseline: {BaselineStatus.NOT_COMPARABLE}: "
+
+
+class Outcome(StrEnum):
+    """The one word a report shows for a region, worst first: the worse of its budget's and
+    its baseline's verdicts. ``removed``: in the older report only (``neuronperf compare``)."""
+
+    REGRESSED = "regressed"
+    OVER_BUDGET = "over budget"
+    # Fine itself: its test failed for another reason (an assertion, another region).
+    TEST_FAILED = "test failed"
+    CHANGED = "changed"
+    IMPROVED = "improved"
+    NEW = "new"
+    REMOVED = "removed"
+    SAME = "same"
+    OK = "ok"
+
+
+# What fails a test on performance.
+FAILING = frozenset({Outcome.REGRESSED, Outcome.OVER_BUDGET})
+
+
+@dataclass(frozen=True)
+class TimeJudged(Coded):
+    """The baseline gate's time verdict as a reader reconciles it: the gated time's medians
+    as measured, how far the reference workloads moved between the two, and the change the
+    verdict rests on (ratios: 1.0 is no change). raw / references ~ judged."""
+
+    metric: str  # host_us or device_us
+    baseline_us: float
+    now_us: float
+    judged: float
+    # now / then of the reference workloads' medians; None: judged on the raw times.
+    references: float | None = None
+    verdict: str = ""
+    tolerance: float = 0.0
+
+    @property
+    def raw(self) -> float:
+        return self.now_us / self.baseline_us if self.baseline_us > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -276,6 +320,15 @@ class Record(Coded):
     # Whether --neuron-profile-update should rewrite the stored entry (False: it still
     # holds, keep it byte for byte).
     rewrite_baseline: bool = True
+    # What the gates judged, so that reports render it and judge nothing: the time the
+    # baseline gate rests on (host_us or device_us; "" in reports from before it was kept),
+    # the tolerance the marker set for the region (None: the session's applied; the time
+    # verdict below names the one it used), the baseline's counts and its time verdict.
+    gated: str = ""
+    tolerance: float | None = None
+    baseline_ops: int | None = None
+    baseline_kernels: int | None = None
+    time_judged: TimeJudged | None = None
 
 
 Bound = Literal["compute", "memory"]
@@ -351,3 +404,27 @@ def roofline(
         # also holds for pure data movement (0 FLOPs).
         return Roofline(fps, bps, ai * peak_bw, "memory", bps / peak_bw)
     return Roofline(fps, bps, peak_flops, "compute", fps / peak_flops)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One region in two reports (``neuronperf compare``), as gate/pairs.py judged it."""
+
+    test_id: str
+    region: str
+    conditions: frozenset[str]
+    ops: tuple[int | None, int | None]
+    kernels: tuple[int | None, int | None]
+    device: TimeChange | None
+    host: TimeChange | None
+    gated: str  # the time the verdict rests on: device_us or host_us
+    op_diff: str
+    sentences: tuple[str, ...]  # why: the gate's failures and notes, the budget's violations
+    # The gated time as measured on both sides, with what the references moved.
+    judged: TimeJudged | None = None
+    # Peak memory in bytes, base and new; None where a side did not profile memory.
+    memory: tuple[int | None, int | None] = (None, None)
+
+    @property
+    def status(self) -> str:
+        return next(c for c in Outcome if c in self.conditions)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..escape import terminal
+from ..gate.pairs import rows
 from ..reports import diff, diff_render
 from ..reports.json import Report, ReportError, load, write_atomic
 from ..settings import defaults
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     why = _same_device(base, new)
     if why:
         return _error(why)
-    found = diff.rows(base, new, tolerance)
+    found = rows(base.records, new.records, tolerance, str(base.path))
     if args.markdown != "-":
         print(terminal(diff_render.text(found, base, new)), end="")
     if args.markdown:

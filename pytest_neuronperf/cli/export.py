@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..escape import terminal
 from ..reports import export
 from ..reports.json import ReportError, load, write_atomic
 
@@ -31,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _error(text: str) -> int:
-    print(f"neuronperf export: error: {text}", file=sys.stderr)
+    print(terminal(f"neuronperf export: error: {text}"), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from ..baselines import store
 from ..baselines.merge import MergeError, Shard, merge_baselines
 from ..baselines.store import Baselines
+from ..escape import terminal
 from ..reports import json as report_json
 from ..reports.merge import merge_reports
 
@@ -40,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _error(text: str) -> int:
-    print(f"neuronperf merge: error: {text}", file=sys.stderr)
+    print(terminal(f"neuronperf merge: error: {text}"), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
@@ -103,5 +104,5 @@ def run(args: argparse.Namespace) -> int:
         report_json.write_atomic(args.output, text)
     except OSError as exc:
         return _error(f"--output {args.output}: cannot write ({exc.strerror})")
-    print(f"neuronperf merge: {len(args.shards)} shards -> {args.output}")
+    print(terminal(f"neuronperf merge: {len(args.shards)} shards -> {args.output}"))
     return 0

@@ -122,12 +122,12 @@ def _run_ranks(path: Path, *, region: str | None, mode: ModeChoice, as_json: boo
             )
         job = report_ranks(path, mode=mode)
     except TraceError as exc:
-        print(f"neuronperf: error: {exc}", file=sys.stderr)
+        print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
         print(json.dumps(job.to_dict(), indent=2, sort_keys=True))
     else:
-        print(render_ranks(job))
+        print(terminal(render_ranks(job)))
     return 0
 
 

@@ -58,6 +58,8 @@ def check(
         or budget.min_roofline_fraction is not None
         or budget.max_collectives is not None
     )
+    # max_ops=0 (or max_kernels=0) says that nothing is the expected outcome.
+    limited = limited and 0 not in (budget.max_ops, budget.max_kernels)
     out: list[Violation] = []
     for m in selected:
         if limited and m.ops == 0:
@@ -152,9 +154,17 @@ def _time_limits(budget: Budget, m: Measurement) -> list[tuple[str, float, Stats
 def _time_violations(budget: Budget, m: Measurement, strict: bool) -> list[Violation]:
     """A time over its limit: with 95% confidence (the median's interval wholly above it),
     as the baseline rule judges a change; ``strict``: the bare median above it. Too few
-    rounds for an interval are not judged (time_notes says so), unless strict."""
+    rounds for an interval are not judged (time_notes says so), unless strict; a cold
+    with-region's one execution cannot be judged at all."""
     out: list[Violation] = []
     for metric, limit, stats, what in _time_limits(budget, m):
+        if one_cold_run(m):
+            sentence = (
+                f"neuron_budget: region {m.region!r} has budget {metric}={fmt_limit(limit)} "
+                f"but {_COLD}"
+            )
+            out.append(Violation(m.region, metric, limit, None, sentence))
+            continue
         rounds = f"{stats.n} round{'' if stats.n == 1 else 's'}"
         taken = f"{stats.median:.1f} µs of {what} time (median of {rounds}"
         budget_text = f"budget {metric}={fmt_limit(limit)}"
@@ -184,8 +194,9 @@ def _time_violation(
 
 
 def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
-    """The time limits that could not be judged on ``m``: too few rounds for an interval."""
-    if strict or (budget.region is not None and budget.region != m.region):
+    """The time limits that could not be judged on ``m``: too few rounds for an interval
+    (a cold with-region is a violation of its own, said by _time_violations)."""
+    if strict or one_cold_run(m) or (budget.region is not None and budget.region != m.region):
         return []
     return [
         f"{metric} not judged: {stats.n} round{'' if stats.n == 1 else 's'}, "
@@ -195,6 +206,16 @@ def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[
     ]
 
 
+def one_cold_run(m: Measurement) -> bool:
+    """A with-region's measurement: its block ran once, cold, with no warm-up."""
+    return m.rounds == 1 and m.warmup_rounds == 0 and m.first_call_us == 0 and not m.host_calls
+
+
+_COLD = (
+    "its time is one cold execution (a with-region runs its block once: no warm-up, no "
+    "repeat), which a time budget cannot judge; measure it as neuron_profile(fn, *args), "
+    "which warms up and repeats"
+)
 _NOT_COUNTED = (
     "its FLOPs and bytes were not counted (a with-region runs once, under the profiler); "
     "measure it as neuron_profile(fn, *args)"

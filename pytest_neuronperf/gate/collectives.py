@@ -219,16 +219,3 @@ def flag_stragglers(m: Measurement, tolerance: float) -> Measurement:
         m,
         ranks=tuple(replace(r, straggler=r.rank == slowest.rank) for r in m.ranks),
     )
-
-
-def straggler_text(m: Measurement) -> str:
-    """``rank 1 is a straggler: 812.0 µs of device time, +95% over the median rank``."""
-    flagged = [r for r in m.ranks if r.straggler]
-    if not flagged:
-        return ""
-    middle = median(r.device_us for r in m.ranks)
-    r = flagged[0]
-    return (
-        f"rank {r.rank} is a straggler: {r.device_us:,.1f} µs of device time, "
-        f"{(r.device_us / middle - 1) * 100:+.0f}% over the median rank ({middle:,.1f} µs)"
-    )

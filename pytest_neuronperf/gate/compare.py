@@ -3,13 +3,14 @@ Pure: no pytest, no I/O. The verdict carries the sentences that fail the test.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..baselines.entry import Entry
 from ..measure.reference import against_reference
 from ..measure.threads import THREADS_KEY
 from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
-from ..model import BaselineStatus, Measurement
+from ..model import NOT_COMPARABLE_NOTE as NOT_COMPARABLE_NOTE
+from ..model import BaselineStatus, Measurement, TimeJudged
 from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
 from .collectives import compare_collectives
@@ -18,8 +19,6 @@ from .ticks import COMPUTE, DISPATCH, MEMORY, agreed, judging_kinds, relative_ch
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
-# Starts every note saying why an entry was not judged; the footer gathers them (terminal).
-NOT_COMPARABLE_NOTE = f"{_PREFIX}: {NOT_COMPARABLE}: "
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,10 @@ class Comparison:
     needs_write: bool = True
     # The time the verdict rests on: device_us, or host_us on host-timed backends.
     gated: str = "device_us"
+    # What a reader needs to reconcile the verdict: the entry's counts and the gated time.
+    baseline_ops: int | None = None
+    baseline_kernels: int | None = None
+    judged: TimeJudged | None = None
     # The reference ticks that judged host time (gate/ticks.py), each with the change
     # against it, in the order the log names them; empty where host time was judged raw.
     references: tuple[tuple[str, TimeChange], ...] = ()
@@ -121,9 +124,9 @@ def compare(
     beside each round (reference.py) where both sides have it. ``host_timed`` backends (cpu)
     gate host_us in place of device_us: there the device is the host, and the profiled op
     times vary several times more between runs than the unprofiled window (window.py)."""
-    if entry is None:
-        return _no_entry(m, strict, where)
     gated = "host_us" if host_timed else "device_us"
+    if entry is None:
+        return replace(_no_entry(m, strict, where), gated=gated)
     threads = _recorded_otherwise(entry, m, THREADS_KEY)
     if threads:
         # The kernel count and every time depend on the thread count: nothing is judged.
@@ -139,8 +142,7 @@ def compare(
     _judge_work(entry, m, found)
     _judge_memory(entry, m, found)
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
-    # Another torch may run the reference itself faster or slower: raw times then.
-    by_reference = use_reference and then_torch == now_torch
+    by_reference = judged_by_reference(entry, now_torch, use_reference)
     judged = {"device_us": not host_timed, "host_us": (compare_host or host_timed) and not window}
     changes, references = _judge_times(entry, m, found, tolerance, by_reference, judged)
     if then_torch and now_torch and then_torch != now_torch:
@@ -158,8 +160,37 @@ def compare(
         changes.get("host_us"),
         _needs_write(entry, m, status),
         gated,
+        entry.ops,
+        entry.kernels,
+        _judged(entry, m, changes.get(gated), gated, by_reference),
         references,
     )
+
+
+def judged_by_reference(entry: Entry, torch_now: str | None, use_reference: bool) -> bool:
+    """Whether times against ``entry`` are judged as multiples of the reference workload:
+    another torch may run the reference itself faster or slower, so raw times then."""
+    return use_reference and entry.environment.get("torch") == torch_now
+
+
+def _judged(
+    entry: Entry, m: Measurement, c: TimeChange | None, metric: str, by_reference: bool
+) -> TimeJudged | None:
+    """The gated time's verdict with the medians as measured and what the references
+    moved, for a reader to reconcile (reports/change.py)."""
+    if c is None:
+        return None
+    host = metric == "host_us"
+    then, now = (entry.host_us, m.host_us) if host else (entry.device_us, m.device_us)
+    then_ref, now_ref = (
+        (entry.reference_us, m.reference_us)
+        if host
+        else (entry.device_reference_us, m.device_reference_us)
+    )
+    refs = None
+    if by_reference and then_ref is not None and now_ref is not None and then_ref.median > 0:
+        refs = now_ref.median / then_ref.median
+    return TimeJudged(metric, then.median, now.median, c.ratio, refs, c.verdict, c.tolerance)
 
 
 def _no_entry(m: Measurement, strict: bool, where: str) -> Comparison:
@@ -194,13 +225,15 @@ def _judge_work(entry: Entry, m: Measurement, found: _Findings) -> None:
     """FLOPs and bytes moved, exact, where both sides counted them."""
     if m.work is None:
         return
-    for what, now_work, then_work in (
-        ("FLOPs", m.work.flops, entry.flops),
-        ("bytes moved", m.work.bytes_moved, entry.bytes_moved),
+    for verb, what, now_work, then_work in (
+        ("did", "FLOPs", m.work.flops, entry.flops),
+        ("moved", "bytes", m.work.bytes_moved, entry.bytes_moved),
     ):
         if then_work is None or now_work == then_work:
             continue
-        sentence = f"{_PREFIX}: region {m.region!r} did {now_work:,} {what}, baseline {then_work:,}"
+        sentence = (
+            f"{_PREFIX}: region {m.region!r} {verb} {now_work:,} {what}, baseline {then_work:,}"
+        )
         found.moved(sentence, now_work < then_work, _KEEP)
 
 

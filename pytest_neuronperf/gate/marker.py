@@ -89,11 +89,12 @@ def neuron_budget(
     max_comm_bytes: float | None = None,
 ) -> Budget:
     """Absolute budgets for the measurements of a test. Each limit is checked against every
-    measurement of the test, or only the one named ``region``. Times are medians over the
-    measured rounds, in µs; ops and kernels are the worst round's counts. With no limit the
+    measurement of the test, or only the one named ``region``; every count limit may be 0.
+    Times are medians over the measured rounds, in µs; ops and kernels are the worst
+    round's counts. With no limit the
     marker still makes the test always measured. ``tolerance`` (per cent: ``25`` or
     ``"25%"``) overrides --neuron-profile-tolerance for the baseline comparison of these
-    measurements. ``max_graph_breaks`` and ``max_recompiles`` (0 allowed) bound what
+    measurements. ``max_graph_breaks`` and ``max_recompiles`` bound what
     torch.compile did in the region: resume frames after graph breaks in a round, and
     recompilations during warm-up and rounds. ``max_flops`` bounds the FLOPs of one call
     (counted, not timed: the same on every machine) and ``min_roofline_fraction`` (0 to 1)
@@ -111,9 +112,13 @@ def neuron_budget(
         retained = memory_limit("max_retained_memory", max_retained_memory)
     except ValueError as exc:
         raise BudgetError(str(exc)) from None
-    for name, value in (("max_ops", max_ops), ("max_kernels", max_kernels)):
-        _whole(name, value, least=1)
-    for name, value in (("max_graph_breaks", max_graph_breaks), ("max_recompiles", max_recompiles)):
+    # 0 is a real count budget: "this path dispatches nothing" (a cache hit, a view).
+    for name, value in (
+        ("max_ops", max_ops),
+        ("max_kernels", max_kernels),
+        ("max_graph_breaks", max_graph_breaks),
+        ("max_recompiles", max_recompiles),
+    ):
         _whole(name, value, least=0)
     for name, fvalue in (("max_device_us", max_device_us), ("max_host_us", max_host_us)):
         _positive(name, fvalue, "a number of microseconds > 0")
@@ -217,13 +222,19 @@ def budget_from_marker(args: Sequence[Any], kwargs: dict[str, Any], where: str) 
 
 
 def tolerance_for(budgets: Sequence[Budget], region: str, default: float) -> float:
-    """The marker's tolerance for ``region``: one naming the region wins over one that
-    names none; without either, the session's setting."""
+    """The marker's tolerance for ``region``; without one, the session's setting."""
+    own = marker_tolerance(budgets, region)
+    return default if own is None else own
+
+
+def marker_tolerance(budgets: Sequence[Budget], region: str) -> float | None:
+    """The tolerance a marker set for ``region``: one naming the region wins over one that
+    names none; None without either."""
     for wanted in (region, None):
         for b in budgets:
             if b.region == wanted and b.tolerance is not None:
                 return b.tolerance
-    return default
+    return None
 
 
 def fmt_limit(v: float) -> str:

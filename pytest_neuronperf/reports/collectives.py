@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from html import escape
+from statistics import median
 
-from ..gate.collectives import straggler_text
 from ..model import Measurement
 from ..trace.collectives import format_bytes
 from .charts import svg
@@ -97,3 +97,17 @@ def rank_view_html(m: Measurement) -> str:
 def _shown(name: str) -> str:
     # Names come from the trace: control characters never reach the terminal.
     return name if name.isprintable() else ascii(name)
+
+
+def straggler_text(m: Measurement) -> str:
+    """A rank gate/collectives.py flagged, in words:
+    ``rank 1 is a straggler: 812.0 µs of device time, +95% over the median rank``."""
+    flagged = [r for r in m.ranks if r.straggler]
+    if not flagged:
+        return ""
+    middle = median(r.device_us for r in m.ranks)
+    r = flagged[0]
+    return (
+        f"rank {r.rank} is a straggler: {r.device_us:,.1f} µs of device time, "
+        f"{(r.device_us / middle - 1) * 100:+.0f}% over the median rank ({middle:,.1f} µs)"
+    )

@@ -37,8 +37,8 @@ def _cells(r: Row, memory: bool = False) -> list[str]:
         r.region,
         count_cell(r.ops),
         count_cell(r.kernels),
-        time_cell(r.device, r.gated == "device_us"),
-        time_cell(r.host, r.gated == "host_us"),
+        time_cell(r.device, r.gated == "device_us", r.judged),
+        time_cell(r.host, r.gated == "host_us", r.judged),
         r.op_diff or "-",
     ]
     if memory:

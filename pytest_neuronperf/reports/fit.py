@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ..names import elide, elide_test_id
+from ..names import ELLIPSIS, elide, elide_test_id
 
 # tabulate's "simple" format puts two spaces between columns, and makes a column at least
 # two wider than its header (its MIN_PADDING).
@@ -17,7 +17,12 @@ _SEP = 2
 _HEADER_PAD = 2
 # Columns that shrink, by eliding their cells, before and after optional columns go:
 # header -> (width kept while columns can still be dropped, least width).
-_ELASTIC = {"test": (40, 16), "region": (24, 8), "budget": (24, 10), "baseline": (24, 10)}
+_ELASTIC = {
+    "test": (40, 16),
+    "region": (24, 8),
+    "budget": (24, 10),
+    "op": (40, 12),
+}
 # The pseudo-column of drop_first that merges "ops" and "kernels" into one; a later
 # "kernels" in drop_first then leaves the ops alone.
 MERGE_COUNTS = "ops+kernels"
@@ -34,6 +39,45 @@ def terminal_width(config: Any = None) -> int:
     if isinstance(width, int) and width > 0:
         return width
     return shutil.get_terminal_size().columns
+
+
+def elide_apart(texts: Sequence[str], width: int) -> dict[str, str]:
+    """Each text cut to ``width`` as elide_test_id cuts it; where two would then read alike
+    (parameters that differ in their middle), each of those keeps where it differs."""
+    out = {t: elide_test_id(t, width) for t in dict.fromkeys(texts)}
+    alike: dict[str, list[str]] = {}
+    for text, short in out.items():
+        alike.setdefault(short, []).append(text)
+    for group in alike.values():
+        for text in group if len(group) > 1 else ():
+            others = [o for o in group if o != text]
+            start = min(_common_prefix(text, o) for o in others)
+            # From the start of the word that differs: "heads8" beside "heads16".
+            while start > 0 and text[start - 1] not in _WORD_ENDS:
+                start -= 1
+            out[text] = _keep_from(text, start, width)
+    return out
+
+
+_WORD_ENDS = frozenset("-[]_/:,.= ")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _keep_from(text: str, start: int, width: int) -> str:
+    """``text`` in ``width``: its head, an ellipsis, then from ``start`` on (its middle
+    elided again when that is too long)."""
+    head = min(start, max(width // 3, 1))
+    rest = text[start:]
+    if head + 1 + len(rest) <= width:
+        head = min(start, width - 1 - len(rest))
+        return text[:head] + ELLIPSIS + rest if head < start else text
+    return text[:head] + ELLIPSIS + elide(rest, width - head - 1)
 
 
 def wrap(line: str, width: int) -> list[str]:

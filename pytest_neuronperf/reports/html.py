@@ -12,6 +12,7 @@ from html import escape
 from ..model import OpRow, Record
 from ..names import elide, elide_test_id
 from ..trace.summary import op_diff
+from .change import baseline_text
 from .charts import fusion, roofline, svg
 from .charts import memory as memory_chart
 from .collectives import rank_view_html
@@ -234,7 +235,7 @@ def _table(records: Sequence[Record], index: Mapping[int, int]) -> str:
             (ai, True),
             (roof, True),
             *([(escape(memory_cell(m)), True)] if memory else []),
-            (escape(r.baseline_cell or r.baseline or "-"), False),
+            (escape(baseline_text(r)), False),
             (escape(r.budget or "-"), False),
         ]
         rows.append(

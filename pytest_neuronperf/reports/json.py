@@ -18,6 +18,7 @@ from ..errors import NeuronPerfError
 from ..files import Refused, read_bytes, write_text
 from ..model import Record
 from .provenance import Ci, Git, Provenance
+from .status import outcome
 
 SCHEMA_ID = "pytest-neuronperf/report"
 # 2 added git and ci (where the report came from); readers take both.
@@ -50,7 +51,10 @@ def document(
     now: datetime | None = None,
     provenance: Provenance | None = None,
 ) -> dict[str, Any]:
-    from .. import __version__
+    # Not the package's __init__: that would pull in the fixture and every backend.
+    from importlib.metadata import version
+
+    __version__ = version("pytest-neuronperf")
 
     environments = sorted({json.dumps(r.measurement.environment, sort_keys=True) for r in records})
     counts: dict[str, int] = {}
@@ -69,7 +73,8 @@ def document(
         "ci": provenance.ci.to_dict() if provenance and provenance.ci else None,
         "environments": [json.loads(e) for e in environments],
         "summary": {"measurements": len(records), "by_status": dict(sorted(counts.items()))},
-        "measurements": [_clean(r.to_dict()) for r in records],
+        # "outcome": the one word the other reports show (status.outcome); read back, ignored.
+        "measurements": [{**_clean(r.to_dict()), "outcome": outcome(r)} for r in records],
     }
 
 

@@ -7,9 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..escape import md_cell, md_code, md_text
-from ..gate.compare import NOT_COMPARABLE
 from ..model import BaselineStatus, Record
+from .change import baseline_text
 from .memory import memory_cell
+from .status import outcome
 from .terminal import device_cell, header_line
 
 PROBLEM_STATUSES = frozenset({"over budget", "regressed"})
@@ -39,7 +40,7 @@ def verdict(records: Sequence[Record]) -> str:
     baseline = Counter(r.baseline for r in records)
     budgeted = sum(1 for r in records if r.budget)
     new = baseline[BaselineStatus.NEW]
-    compared = n - baseline[""] - new - baseline[NOT_COMPARABLE]
+    compared = n - baseline[""] - new - baseline[BaselineStatus.NOT_COMPARABLE]
     parts = []
     if budgeted:
         parts.append(f"{_all(budgeted, n)}within budget")
@@ -47,8 +48,10 @@ def verdict(records: Sequence[Record]) -> str:
         parts.append(f"{_all(compared, n)}within baseline")
     if new:
         parts.append(f"{_all(new, n)}new (no baseline yet)")
-    if baseline[NOT_COMPARABLE]:
-        parts.append(f"{_all(baseline[NOT_COMPARABLE], n)}not comparable with the baseline")
+    if baseline[BaselineStatus.NOT_COMPARABLE]:
+        parts.append(
+            f"{_all(baseline[BaselineStatus.NOT_COMPARABLE], n)}not comparable with the baseline"
+        )
     if not parts:
         return f"No failures: {_plural(n)}, none with a budget or a baseline."
     return f"No failures in {_plural(n)}: " + "; ".join(parts) + "."
@@ -90,9 +93,9 @@ def render(records: Sequence[Record], note: str = "") -> str:
             device_cell(m),
             f"{m.host_us.median:,.1f}",
             *([memory_cell(m)] if memory else []),
-            md_text(r.baseline_cell or r.baseline) or "-",
+            md_text(baseline_text(r)) or "-",
             md_text(r.budget) or "-",
-            md_text(r.status),
+            md_text(outcome(r)),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     if problems:

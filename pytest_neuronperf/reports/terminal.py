@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
-from ..model import BaselineStatus, Measurement, Record
+from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record
 from ..names import elide
+from .change import baseline_text
 from .columns import TERMINAL_COLUMNS, Column
-from .fit import MERGE_COUNTS, fit_table, wrap
+from .fit import MERGE_COUNTS, elide_apart, fit_table, wrap
 from .memory import extra_rows, memory_cell, memory_line, op_allocated
+from .status import gated_metric, outcome
 
 if TYPE_CHECKING:
     from ..baselines.store import Key
@@ -54,14 +56,78 @@ def header_line(records: Sequence[Record], note: str = "") -> str:
 
 
 def summary_table(records: Sequence[Record], width: int | None = None) -> str:
-    """The session table; with ``width``, fitted to it (fit.py): optional columns dropped
-    or merged, long test ids and regions elided in the middle. JSON and HTML keep all."""
+    """The session table: one line per region where it fits ``width``; else grouped by
+    test (docs/reports.md): each test id on a line of its own, told apart from the others,
+    its regions below it in a table fitted to the width (fit.py: optional columns dropped
+    or merged by priority), and under a region that moved or failed a line saying against
+    what. JSON and HTML keep every column."""
     headers, rows = _table(records)
-    if width is not None:
-        # The host-timed backend gates host time: its device µs goes before host µs does.
-        host_timed = all(r.measurement.backend == "cpu" for r in records)
-        return fit_table(headers, rows, width, drop_first=_DROP_HOST_TIMED if host_timed else _DROP)
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    if width is None:
+        return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    drop = _DROP_HOST_TIMED if {gated_metric(r) for r in records} == {"host_us"} else _DROP
+    flat = fit_table(headers, rows, width, drop_first=drop)
+    if _whole(flat, headers, rows, width):
+        return flat
+    return _grouped(records, headers, rows, width, drop)
+
+
+def _whole(table: str, headers: list[str], rows: list[list[str]], width: int) -> bool:
+    """Whether a fitted one-line-a-region table is one a reviewer reads: within the width,
+    ops and kernels apart, and no test id, region or baseline cut."""
+    lines = table.splitlines()
+    if max(map(len, lines)) > width or not {"ops", "kernels"} <= set(lines[0].split()):
+        return False
+    whole = [i for i, h in enumerate(headers) if h in (*_BY_TEST, Column.REGION)]
+    pairs = zip(rows, lines[2:], strict=True)
+    return all(f" {row[i]} " in f" {line} " for row, line in pairs for i in whole)
+
+
+_INDENT = "  "
+_BY_TEST = (Column.TEST, Column.BASELINE)
+
+
+def _grouped(
+    records: Sequence[Record],
+    headers: list[str],
+    rows: list[list[str]],
+    width: int,
+    drop: Sequence[str],
+) -> str:
+    keep = [i for i, h in enumerate(headers) if h not in _BY_TEST]
+    # The gated time stays; the other one goes before ops and kernels merge.
+    table = fit_table(
+        [headers[i] for i in keep],
+        [[row[i] for i in keep] for row in rows],
+        width - len(_INDENT),
+        drop_first=drop,
+    ).splitlines()
+    ids = elide_apart([r.measurement.test_id for r in records], width)
+    lines = [_INDENT + line for line in table[:2]]
+    shown = None
+    for r, line in zip(records, table[2:], strict=True):
+        if r.measurement.test_id != shown:
+            shown = r.measurement.test_id
+            lines.append(ids[shown])
+        lines.append((_INDENT + line).rstrip())
+        lines.extend(_why(r, width))
+    return "\n".join(lines)
+
+
+def _why(r: Record, width: int) -> list[str]:
+    """Under a grouped row: what the baseline saw where it moved, and a broken budget."""
+    said = []
+    if r.baseline and r.baseline not in (BaselineStatus.NEW, BaselineStatus.SAME):
+        said.append(f"baseline {baseline_text(r)}")
+    if r.violations and r.budget:
+        said.append(f"over budget: {r.budget}")
+    indent = _INDENT * 2
+    return [
+        line
+        for text in said
+        for line in textwrap.wrap(
+            text, width, initial_indent=indent, subsequent_indent=indent + _INDENT
+        )
+    ]
 
 
 # Columns that go first when the table is too wide, in that order (fit.py); "ops" and
@@ -102,7 +168,7 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
                 _us(m.host_us.median),
                 str(m.rounds),
                 r.budget or "-",
-                r.status,
+                outcome(r),
             ]
         )
     headers: list[str] = list(TERMINAL_COLUMNS)
@@ -123,7 +189,7 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
     if any(r.baseline for r in records):
         headers.append(Column.BASELINE)
         for row, r in zip(rows, records, strict=True):
-            row.append(r.baseline_cell or r.baseline or "-")
+            row.append(baseline_text(r))
     return headers, rows
 
 
@@ -186,8 +252,8 @@ def _footer(
         lines.append(
             f"{_n(moved, 'measurement')} improved or changed: run {_RUN_UPDATE} to keep them"
         )
-    if by_status[NOT_COMPARABLE]:
-        lines.append(_not_comparable(records, by_status[NOT_COMPARABLE]))
+    if by_status[BaselineStatus.NOT_COMPARABLE]:
+        lines.append(_not_comparable(records, by_status[BaselineStatus.NOT_COMPARABLE]))
     if by_status["regressed"]:
         lines.append(
             f"{_n(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
@@ -209,7 +275,7 @@ def _not_comparable(records: Sequence[Record], count: int) -> str:
         {
             n.removeprefix(NOT_COMPARABLE_NOTE)
             for r in records
-            if r.baseline == NOT_COMPARABLE
+            if r.baseline == BaselineStatus.NOT_COMPARABLE
             for n in r.baseline_notes
             if n.startswith(NOT_COMPARABLE_NOTE)
         }
@@ -235,12 +301,22 @@ def _work_cells(
 
     r = roofline(flops, nbytes, device_us, peak_flops, peak_bw)
     return [
-        f"{flops / 1e9:.3g}",
-        f"{nbytes / 1e6:.3g}",
+        amount(flops / 1e9),
+        amount(nbytes / 1e6),
         f"{intensity(flops, nbytes):.3g}",
         f"{r.fraction * 100:.1f}%" if r else "-",
         r.bound if r else "-",
     ]
+
+
+def amount(v: float) -> str:
+    """Three significant figures, never in exponent notation ("8e-09 GFLOP"): below a
+    thousandth, "<0.001"."""
+    if v == 0:
+        return "0"
+    if v < 0.001:
+        return "<0.001"
+    return f"{v:.3g}" if v < 100 else f"{v:,.0f}"
 
 
 def work_cells(m: Measurement) -> list[str]:
@@ -263,8 +339,9 @@ def work_line(m: Measurement) -> str:
     if w is None:
         return ""
     line = (
-        f"work: {w.flops / 1e9:.3g} GFLOP, {w.bytes_moved / 1e6:.3g} MB moved (read "
-        f"{w.bytes_read / 1e6:.3g}, written {w.bytes_written / 1e6:.3g}; a lower bound), "
+        f"work: {amount(w.flops / 1e9)} GFLOP, {amount(w.bytes_moved / 1e6)} MB moved (read "
+        f"{amount(w.bytes_read / 1e6)}, written {amount(w.bytes_written / 1e6)}; a lower "
+        "bound), "
         f"{w.intensity:.3g} FLOP/B"
     )
     r = m.roofline
@@ -282,7 +359,11 @@ def work_line(m: Measurement) -> str:
     return line
 
 
-def per_op_table(m: Measurement) -> str:
+# The per-op table's columns that go first when it is too wide, in that order.
+_DROP_PER_OP = ("FLOP/B", "MB moved", "bound", "% of bound", "GFLOP", "calls", "share")
+
+
+def per_op_table(m: Measurement, width: int | None = None) -> str:
     work = {o.name: o for o in m.work.per_op} if m.work is not None else {}
     rows = []
     for row in m.per_op:
@@ -321,6 +402,8 @@ def per_op_table(m: Measurement) -> str:
         headers.extend(WORK_HEADERS)
     if m.memory is not None:
         headers.append("allocated")
+    if width is not None:
+        return fit_table(headers, rows, width, drop_first=_DROP_PER_OP)
     return tabulate(
         rows,
         headers=headers,
@@ -336,21 +419,46 @@ def _warmup_text(m: Measurement) -> str:
     return text
 
 
+def _rounds_text(m: Measurement) -> str:
+    if m.warmup_rounds == 0 and m.first_call_us == 0 and m.rounds == 1:
+        # A region(), or a saved trace: the one run measured was the first, cold.
+        return "one cold execution: no warm-up, no repeat"
+    return (
+        f"median of {m.rounds} rounds{_window_text(m)}; {_warmup_text(m)}, "
+        f"first call {duration(m.first_call_us)}"
+    )
+
+
 def _window_text(m: Measurement) -> str:
     if m.host_calls <= m.rounds:
         return ""
     return f", host over {m.host_calls:,} calls in {m.window_s:.2f} s"
 
 
-def measurement_detail(m: Measurement) -> str:
+def measurement_detail(m: Measurement, width: int | None = None) -> str:
+    """A region's figures, per-op table and notes; with ``width``, fitted to it."""
+    table = per_op_table(m, width)
+    lines = _detail_lines(m, table)
+    if width is None:
+        return "\n".join(lines)
+    fitted: list[str] = []
+    for text in lines:
+        fitted += [text] if text == table else _wrap_all(text, width)
+    return "\n".join(fitted)
+
+
+def _wrap_all(text: str, width: int) -> list[str]:
+    return [w for line in text.split("\n") for w in wrap(line, width)]
+
+
+def _detail_lines(m: Measurement, table: str) -> list[str]:
     from .collectives import collective_lines  # it renders with this module's tabulate
 
     lines = [
         f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
         f"device {device_cell(m)} µs, host {_us(m.host_us.median)} µs "
-        f"(median of {m.rounds} rounds{_window_text(m)}; {_warmup_text(m)}, "
-        f"first call {_us(m.first_call_us)} µs)",
-        per_op_table(m),
+        f"({_rounds_text(m)})",
+        table,
     ]
     if m.page_faults is not None and m.page_faults > SETTLED_FAULTS:
         lines.append(
@@ -389,7 +497,16 @@ def measurement_detail(m: Measurement) -> str:
     if m.graph_breaks or m.recompiles:
         lines.append(f"torch.compile: {m.graph_breaks} graph breaks, {m.recompiles} recompilations")
     lines.extend(m.compile_notes)
-    return "\n".join(lines)
+    return lines
+
+
+def duration(us: float) -> str:
+    """A time a reader takes in at a glance: µs below 10 ms, then ms, then s."""
+    if us >= 10e6:
+        return f"{us / 1e6:,.1f} s"
+    if us >= 10e3:
+        return f"{us / 1e3:,.1f} ms"
+    return f"{us:,.1f} µs"
 
 
 def _num(v: float) -> str:

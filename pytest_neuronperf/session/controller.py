@@ -10,7 +10,8 @@ import pytest
 from ..escape import terminal
 from ..measure.progress import Writer
 from ..model import Record, Status
-from ..reports.fit import terminal_width, wrap
+from ..reports.fit import elide_apart, terminal_width, wrap
+from ..reports.status import FAILED, status_of
 from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
 from ..reports.write import write_reports
 from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
@@ -106,7 +107,8 @@ class Controller:
         if not self.settings.enabled:
             over = [r for r in records if r.status == Status.OVER_BUDGET]
             for line in wrap(
-                f"neuronperf: {len(records)} budgeted measurements, {len(over)} over budget "
+                f"neuronperf: {_count(len(records), 'budgeted measurement')}, "
+                f"{len(over)} over budget "
                 "(run with --neuron-profile for the report)",
                 width,
             ):
@@ -125,8 +127,13 @@ class Controller:
             summary_table(records, width),
         ]
         if self.settings.details or verbosity > 0:
+            ids = elide_apart([r.measurement.test_id for r in records], width)
             for r in records:
-                lines += ["", r.measurement.test_id, measurement_detail(r.measurement)]
+                if status_of(r) in FAILED:
+                    # Its failure's section above holds the same block.
+                    continue
+                m = r.measurement
+                lines += ["", ids[m.test_id], measurement_detail(m, width)]
         b = self.session.baselines
         if b.store is not None:
             lines.append("")
@@ -148,9 +155,16 @@ def _write_progress(config: pytest.Config, line: str) -> None:
     if reporter is None:
         return
     line = terminal(line)  # a region or test name may hold control characters
+    lines = wrap(line, terminal_width(config))
     if capture is None:
-        reporter.write_line(line)
+        for part in lines:
+            reporter.write_line(part)
         return
     # Output capture holds file descriptor 1 during a test: step outside it briefly.
     with capture.global_and_fixture_disabled():
-        reporter.write_line(line)
+        for part in lines:
+            reporter.write_line(part)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"

@@ -5,18 +5,22 @@ object (controller.py or worker.py), which adds what only that process does."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator
 
 import pytest
 
 from ..escape import terminal, xml
 from ..fixture import NeuronProfile
-from ..gate.compare import Comparison, window_settled
+from ..gate.compare import Comparison, judged_by_reference, window_settled
 from ..gate.marker import Budget, tolerance_for
 from ..gate.record import recording_settled
 from ..measure.progress import Writer
 from ..measure.window import PASSES, RECORD_WINDOWS, WindowPlan
 from ..model import Measurement, Record
+from ..reports.change import baseline_text
+from ..reports.fit import terminal_width, wrap
+from ..reports.status import outcome
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
 from ..trace.summary import op_diff_text
@@ -139,12 +143,18 @@ class MeasuringSession:
             update=self.settings.update,
             strict_budgets=self.settings.budget_strict,
             tolerance=self.settings.tolerance,
+            gated="host_us" if self.instruments.host_timed else "device_us",
         )
+        width = terminal_width(self.config)
         if verdict.failed:
             report.outcome = "failed"
-            report.longrepr = terminal("\n".join(verdict.sentences))
-            section = self._section(item.nodeid, verdict, measurements)
+            report.longrepr = terminal(
+                "\n".join(w for s in verdict.sentences for w in wrap(s, width))
+            )
+            section = self._section(item.nodeid, verdict, measurements, width)
             report.sections.append((SECTION, terminal(section)))
+        sections = [(name, quiet(name, text)) for name, text in report.sections]
+        report.sections[:] = [(name, text) for name, text in sections if text.strip()]
         for record in verdict.records:
             report.user_properties.append((PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
         # JUnit XML takes its properties from the item (through the teardown report): flat
@@ -152,20 +162,23 @@ class MeasuringSession:
         kept = [p for p in item.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)]
         item.user_properties[:] = kept + [p for r in verdict.records for p in junit_properties(r)]
 
-    def _section(self, test_id: str, verdict: Verdict, measurements: list[Measurement]) -> str:
+    def _section(
+        self, test_id: str, verdict: Verdict, measurements: list[Measurement], width: int
+    ) -> str:
         """The failing regions' per-op tables, op diffs against the baseline, and notes."""
         parts = []
         for m in measurements:
             if m.region not in verdict.regions:
                 continue
-            parts.append(measurement_detail(m))
+            parts.append(measurement_detail(m, width))
             entry = self.baselines.entry(m)
             if entry is not None and entry.op_counts != m.op_counts:
-                parts.append(
-                    f"op diff against the baseline: {op_diff_text(entry.op_counts, m.op_counts)}"
-                )
-        parts.extend(verdict.notes)
-        return "\n\n".join(parts) + self.instruments.trace_note(test_id, set(verdict.regions))
+                diff = op_diff_text(entry.op_counts, m.op_counts)
+                parts.append("\n".join(wrap(f"op diff against the baseline: {diff}", width)))
+        parts += ["\n".join(wrap(n, width)) for n in verdict.notes]
+        traces = self.instruments.trace_note(test_id, set(verdict.regions))
+        traces = "\n".join(w for line in traces.split("\n") for w in wrap(line, width))
+        return "\n\n".join(parts) + traces
 
     def _comparison(
         self, item: pytest.Item, m: Measurement, budgets: tuple[Budget, ...]
@@ -217,7 +230,7 @@ class MeasuringSession:
             # No entry, or device time judged (from the profiled rounds): no window.
             return WindowPlan(0.0)
         torch = self.instruments.runner.environment.get("torch")
-        by_reference = s.reference and entry.environment.get("torch") == torch
+        by_reference = judged_by_reference(entry, torch, s.reference)
         return WindowPlan(
             s.window,
             settled=lambda samples: window_settled(
@@ -270,7 +283,9 @@ def junit_properties(record: Record) -> list[tuple[str, object]]:
         (f"{prefix}.device_kind", xml(m.device_kind)),
         # str(): xdist's execnet sends exact builtin types only, not a StrEnum member.
         (f"{prefix}.status", str(record.status)),
-        (f"{prefix}.baseline", str(record.baseline_cell or record.baseline or "-")),
+        # The word and text every report shows (reports/status.py, reports/change.py).
+        (f"{prefix}.outcome", str(outcome(record))),
+        (f"{prefix}.baseline", str(baseline_text(record))),
         *memory_properties(prefix, m),
     ]
 
@@ -284,6 +299,17 @@ def memory_properties(prefix: str, m: Measurement) -> list[tuple[str, object]]:
         (f"{prefix}.allocated_bytes", m.memory.allocated_bytes),
         (f"{prefix}.retained_bytes", m.memory.retained_bytes),
     ]
+
+
+# Kineto announces every profiler start and stop on stderr: noise in a failure's output.
+_KINETO = re.compile(
+    r"^USDT:.*SyncActivityProfilerHandler\.cpp:\d+\] profiler_(start|stop)\n?", re.M
+)
+
+
+def quiet(name: str, text: str) -> str:
+    """A captured-output section without Kineto's start/stop lines."""
+    return _KINETO.sub("", text) if name.startswith("Captured stderr") else text
 
 
 def _has_section(report: pytest.CollectReport | pytest.TestReport) -> bool:

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import check, time_notes
+from ..gate.budget import Violation, check, time_notes
 from ..gate.collectives import flag_stragglers
 from ..gate.compare import Comparison, compare
-from ..gate.marker import Budget, tolerance_for
+from ..gate.marker import Budget, marker_tolerance, tolerance_for
 from ..model import Measurement, Record, Status
 from ..settings import Settings
 
@@ -63,13 +63,15 @@ def judge(
     update: bool,
     strict_budgets: bool = False,
     tolerance: float | None = None,
+    gated: str = "",
 ) -> Verdict:
     """``comparisons`` maps a region to its baseline comparison (None or absent: no
     baseline was loaded). Only a test that ran to the end is judged: one that raised may
     not have reached its measurements, and its own failure is the news. While recording
     (``update``) the baseline judges nothing: the new figures are what is being stored.
     ``tolerance``: the session's, against which a distributed region's slowest rank is
-    flagged a straggler (the marker's for its region wins). ``strict_budgets``: time limits
+    flagged a straggler (the marker's for its region wins). ``gated`` (the time the
+    session's gate judges) goes on the records for reports. ``strict_budgets``: time limits
     on the bare median (gate/budget.py)."""
     if tolerance is not None:
         measurements = [
@@ -90,38 +92,55 @@ def judge(
     sentences += [f for _, c in baseline_failed for f in c.failures]
     notes = [n for _, c in baseline_failed for n in c.notes]
     named = {v.region for v in violations} | {region for region, _ in baseline_failed}
-    records = []
-    for m in measurements:
-        mine = [b for b in budgets if b.region in (None, m.region)]
-        failed = tuple(v.sentence for v in violations if v.region == m.region)
-        # The status column tells the budget's story; the baseline column tells its own.
-        if failed:
-            status = Status.OVER_BUDGET
-        elif not passed:
-            status = Status.TEST_FAILED
-        else:
-            status = Status.OK if mine else Status.MEASURED
-        c = comparisons.get(m.region)
-        # A time limit too few rounds could judge says so where the budget is shown.
-        unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets)]
-        described = "; ".join(b.describe() for b in mine)
-        if unjudged and passed:
-            described += f" ({'; '.join(unjudged)})"
-        records.append(
-            Record(
-                m,
-                described,
-                status,
-                failed,
-                baseline=c.status if c else "",
-                baseline_cell=c.cell() if c else "",
-                baseline_notes=(c.failures + c.notes) if c else (),
-                rewrite_baseline=c.needs_write if c else True,
-            )
-        )
+    records = [
+        _record(m, budgets, violations, comparisons, passed, gated, strict_budgets)
+        for m in measurements
+    ]
     return Verdict(
         tuple(records),
         tuple(sentences),
         tuple(notes),
         tuple(m.region for m in measurements if m.region in named),
+    )
+
+
+def _record(
+    m: Measurement,
+    budgets: Sequence[Budget],
+    violations: Sequence[Violation],
+    comparisons: Mapping[str, Comparison | None],
+    passed: bool,
+    gated: str,
+    strict_budgets: bool,
+) -> Record:
+    """One measurement's record: its budgets' status and its baseline comparison."""
+    mine = [b for b in budgets if b.region in (None, m.region)]
+    failed = tuple(v.sentence for v in violations if v.region == m.region)
+    # The status column tells the budget's story; the baseline column tells its own.
+    if failed:
+        status = Status.OVER_BUDGET
+    elif not passed:
+        status = Status.TEST_FAILED
+    else:
+        status = Status.OK if mine else Status.MEASURED
+    c = comparisons.get(m.region)
+    # A time limit too few rounds could judge says so where the budget is shown.
+    unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets)]
+    described = "; ".join(b.describe() for b in mine)
+    if unjudged and passed:
+        described += f" ({'; '.join(unjudged)})"
+    return Record(
+        m,
+        described,
+        status,
+        failed,
+        baseline=c.status if c else "",
+        baseline_cell=c.cell() if c else "",
+        baseline_notes=(c.failures + c.notes) if c else (),
+        rewrite_baseline=c.needs_write if c else True,
+        gated=c.gated if c else gated,
+        tolerance=marker_tolerance(budgets, m.region),
+        baseline_ops=c.baseline_ops if c else None,
+        baseline_kernels=c.baseline_kernels if c else None,
+        time_judged=c.judged if c else None,
     )

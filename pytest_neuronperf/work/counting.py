@@ -161,12 +161,39 @@ def op_flops(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: Any) -
         return 2 * int(ins[1].numel())
     if base in PER_ELEMENT_OPS and ins:
         return PER_ELEMENT_OPS[base] * int(ins[0].numel())
+    if base in _ATTENTION and len(ins) >= 3:
+        return _attention_flops(base, ins)
     if base == "_fused_rms_norm" and ins:
         shape = args[1] if len(args) > 1 else kwargs.get("normalized_shape", ())
         row = math.prod(int(s) for s in shape) or 1
         n = int(ins[0].numel())
         return 4 * n + 2 * (n // row)
     return None
+
+
+# Fused attention that torch's flop_registry leaves out (CPU's flash kernel, the
+# privateuse/Neuron "overrideable" one, MPS's math one): the two matmuls, as its
+# sdpa_flop_count counts them. Backward ops take grad_out first.
+_ATTENTION = frozenset(
+    {
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_fused_attention_overrideable",
+        "_scaled_dot_product_attention_math_for_mps",
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
+        "_scaled_dot_product_fused_attention_overrideable_backward",
+    }
+)
+
+
+def _attention_flops(base: str, ins: list[Any]) -> int:
+    from torch.utils import flop_counter
+
+    counter: Any = flop_counter  # its functions are untyped
+    if base.endswith("_backward"):
+        grad, q, k, v = (t.shape for t in ins[:4])
+        return int(counter.sdpa_backward_flop_count(grad, q, k, v))
+    q, k, v = (t.shape for t in ins[:3])
+    return int(counter.sdpa_flop_count(q, k, v))
 
 
 def _op_name(func: Any) -> str:

@@ -47,6 +47,6 @@ def test_more_flops_through_the_same_ops_fails(
     result.stdout.fnmatch_lines(
         [
             "*neuronperf baseline: region 'project' did 12,288 FLOPs, baseline 8,192*",
-            "*neuronperf baseline: region 'project' did 5,120 bytes moved, baseline 3,584*",
+            "*neuronperf baseline: region 'project' moved 5,120 bytes, baseline 3,584*",
         ]
     )

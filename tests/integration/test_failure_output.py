@@ -4,6 +4,8 @@ every budget marker of a test enforced."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -154,3 +156,94 @@ def test_every_marker_is_enforced_on_class_function_and_region(pytester: pytest.
             "*region 'second' dispatched 3 ops, budget max_ops=2",
         ]
     )
+
+
+USER_ERRORS = """
+import torch
+
+def boom(x):
+    raise ValueError("the user's own bug")
+
+def lazy(x):
+    yield x
+
+def test_raises(neuron_profile):
+    neuron_profile(boom, torch.ones(3))
+
+def test_generator(neuron_profile):
+    neuron_profile(lazy, torch.ones(3))
+
+def test_not_callable(neuron_profile):
+    neuron_profile(3)
+
+def test_callable_inside_region(neuron_profile):
+    with neuron_profile.region("outer"):
+        neuron_profile(torch.exp, torch.ones(3))
+"""
+
+
+def test_user_errors_show_the_users_frames_not_the_plugins(pytester: pytest.Pytester) -> None:
+    """Issue 25, item 4: the good one-line message, under the user's frames only."""
+    pytester.makepyfile(test_user=USER_ERRORS)
+    result = run(pytester, "--neuron-profile")
+    result.assert_outcomes(failed=4)
+    out = result.stdout.str()
+    ours = [line for line in out.splitlines() if re.search(r"pytest_neuronperf/\S+\.py:\d+", line)]
+    assert not ours, ours
+    result.stdout.fnmatch_lines(
+        [
+            "*def boom(x):",
+            "*ValueError: the user's own bug",
+            "test_user.py:*: ValueError",
+            "*the callable returned a generator*",
+            "*expected a callable, got int*",
+            "*was called inside region 'outer'*",
+        ]
+    )
+
+
+def test_a_reused_name_warns_once_per_test(pytester: pytest.Pytester) -> None:
+    """Issue 25, item 5: act, act#2, act#3 with one warning saying why it matters."""
+    pytester.makepyfile(
+        test_reused_names="""
+import torch
+
+def test_names(neuron_profile):
+    for _ in range(2):
+        neuron_profile(torch.exp, torch.ones(3), name="act")
+    with neuron_profile.region("act"):
+        torch.exp(torch.ones(3))
+    assert [m.region for m in neuron_profile.measurements] == ["act", "act#2", "act#3"]
+"""
+    )
+    result = run(pytester, "--neuron-profile", "-W", "always::UserWarning")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*UserWarning: neuron_profile: 'act' is measured again in this test, as 'act#2'*"]
+    )
+
+
+def test_a_time_budget_on_a_region_is_refused_and_its_row_says_cold(
+    pytester: pytest.Pytester,
+) -> None:
+    """Issue 25, item 6: region() measures one cold execution; a time budget on it fails
+    with a sentence saying so, and -v says it of the region."""
+    pytester.makepyfile(
+        test_cold="""
+import pytest, torch
+
+@pytest.mark.neuron_budget(max_device_us=1e9)
+def test_cold(neuron_profile):
+    with neuron_profile.region("tanh"):
+        torch.tanh(torch.ones(8))
+"""
+    )
+    result = run(pytester, "--neuron-profile", "-v")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*region 'tanh' has budget max_device_us=1000000000 but its time is one cold*",
+            "*one cold execution: no warm-up, no repeat*",
+        ]
+    )
+    assert "first call 0.0 µs" not in result.stdout.str()

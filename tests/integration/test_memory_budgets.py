@@ -45,7 +45,9 @@ def free_then_alloc():
     return torch.empty(N)
 
 def leak():
-    kept.append(torch.empty(N))
+    # A small tensor: the window calls this hundreds of times, and a large one would leave
+    # the process's heap holding gigabytes for the tests after it.
+    kept.append(torch.empty(1024))
 
 def out_of_place():
     return x * 2
@@ -72,7 +74,10 @@ def test_free_then_alloc(neuron_profile):
 
 @pytest.mark.neuron_budget(max_retained_memory=int(os.environ.get("NP_RETAIN", "0")) or None)
 def test_leak(neuron_profile):
-    neuron_profile(leak)
+    try:
+        neuron_profile(leak)
+    finally:
+        kept.clear()
 
 def test_in_place(neuron_profile):
     neuron_profile(out_of_place)
@@ -148,12 +153,13 @@ def test_a_peak_budget_fails_one_byte_below_and_holds_at_the_figure(
 def test_a_leak_shows_in_retained_bytes_and_fails_its_budget(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("NP_RETAIN", str(MIB4 - 1))
+    leaked = 1024 * torch.tensor([], dtype=torch.float32).element_size()  # one call's tensor
+    monkeypatch.setenv("NP_RETAIN", str(leaked - 1))
     result = run(project, "--neuron-profile", "--neuron-profile-json=r.json", "-k", "leak")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*region 'leak' left 4.0 MiB ({MIB4} bytes) allocated*"])
-    assert memory_of(project, Path("r.json"))["test_leak/leak"]["retained_bytes"] == MIB4
-    monkeypatch.setenv("NP_RETAIN", str(MIB4))
+    result.stdout.fnmatch_lines([f"*region 'leak' left 4.0 KiB ({leaked} bytes) allocated*"])
+    assert memory_of(project, Path("r.json"))["test_leak/leak"]["retained_bytes"] == leaked
+    monkeypatch.setenv("NP_RETAIN", str(leaked))
     run(project, "-k", "leak").assert_outcomes(passed=1)
 
 

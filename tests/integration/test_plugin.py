@@ -113,7 +113,7 @@ def test_marked_is_enforced(neuron_profile, xw):
     result.stdout.fnmatch_lines(
         [
             "*neuron_budget: region 'naive' dispatched 6 ops, budget max_ops=1*",
-            "*neuronperf: 1 budgeted measurements, 1 over budget*",
+            "*neuronperf: 1 budgeted measurement, 1 over budget*",
         ]
     )
     assert "test region" not in result.stdout.str()
@@ -248,8 +248,8 @@ def test_next(neuron_profile, xw):
     ("marker", "message"),
     [
         ("max_op=1", "*has no argument max_op; known: max_device_us, max_ops*"),
-        ("max_ops=-1", "*neuron_budget max_ops=-1: expected a whole number >= 1*"),
-        ("max_ops=0", "*neuron_budget max_ops=0: expected a whole number >= 1*"),
+        ("max_ops=-1", "*neuron_budget max_ops=-1: expected a whole number >= 0*"),
+        ("max_kernels=-2", "*neuron_budget max_kernels=-2: expected a whole number >= 0*"),
         ("max_device_us='fast'", "*max_device_us='fast': expected a number of microseconds > 0*"),
         ("max_host_us=0", "*max_host_us=0: expected a number of microseconds > 0*"),
         ("5", "*neuron_budget takes keyword arguments only*"),
@@ -356,7 +356,8 @@ def test_per_call_overrides_and_names(pytester: pytest.Pytester) -> None:
         """
 def test_overrides(neuron_profile, xw):
     neuron_profile(naive, *xw, rounds=2, warmup=0)
-    neuron_profile(naive, *xw)
+    with pytest.warns(UserWarning, match="'naive' is measured again in this test"):
+        neuron_profile(naive, *xw)
     neuron_profile.measure(naive, xw, name="explicit")
     assert [m.region for m in neuron_profile.measurements] == ["naive", "naive#2", "explicit"]
     assert neuron_profile["naive"].rounds == 2

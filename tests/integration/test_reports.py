@@ -51,6 +51,8 @@ def test_junit_has_the_measurements_as_properties(broken_run: pytest.Pytester) -
     fused = props["test_fused"]
     assert fused["neuronperf.rmsnorm.ops"] == "6"
     assert fused["neuronperf.rmsnorm.status"] == "over budget"
+    # The one word every report shows: regressed ranks before over budget (issue 25, item 3).
+    assert fused["neuronperf.rmsnorm.outcome"] == "regressed"
     assert fused["neuronperf.rmsnorm.baseline"].startswith("regressed")
     assert float(fused["neuronperf.rmsnorm.device_us"]) > 0
     assert props["test_plain"]["neuronperf.relu.ops"] == "1"

@@ -150,6 +150,15 @@ def test_a_test_that_measured_nothing_fails_its_budget() -> None:
     assert v.metric == "measured" and "measured nothing" in v.sentence
 
 
+def test_a_count_budget_of_zero_holds_at_zero_and_fails_at_one() -> None:
+    """ "This path dispatches nothing" (a cache hit, a view) is a budget (issue 25, 10)."""
+    nothing = replace(measurement(), ops=0, kernels=0, op_counts={}, kernel_counts={})
+    assert check(neuron_budget(max_ops=0, max_kernels=0), [nothing]) == []
+    one = replace(nothing, ops=1, kernels=1)
+    found = check(neuron_budget(max_ops=0, max_kernels=0), [one])
+    assert [v.metric for v in found] == ["max_ops", "max_kernels"]
+
+
 def test_flops_budget_needs_counted_work() -> None:
     (v,) = check(neuron_budget(max_flops=10), [measurement()])
     assert v.metric == "max_flops" and v.value is None and "not counted" in v.sentence
@@ -158,9 +167,9 @@ def test_flops_budget_needs_counted_work() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_ops": 0}, "max_ops=0: expected a whole number >= 1"),
-        ({"max_kernels": 1.5}, "max_kernels=1.5: expected a whole number >= 1"),
-        ({"max_ops": True}, "max_ops=True: expected a whole number >= 1"),
+        ({"max_ops": -1}, "max_ops=-1: expected a whole number >= 0"),
+        ({"max_kernels": 1.5}, "max_kernels=1.5: expected a whole number >= 0"),
+        ({"max_ops": True}, "max_ops=True: expected a whole number >= 0"),
         ({"max_graph_breaks": -1}, "max_graph_breaks=-1: expected a whole number >= 0"),
         ({"max_device_us": 0}, "max_device_us=0: expected a number of microseconds > 0"),
         ({"max_host_us": float("inf")}, "max_host_us=inf: expected a number of microseconds"),
@@ -181,8 +190,8 @@ def test_the_marker_takes_known_keywords_only() -> None:
         budget_from_marker((5,), {}, "t.py::t")
     with pytest.raises(BudgetError, match="neuron_budget has no argument max_op; known: "):
         budget_from_marker((), {"max_op": 5}, "t.py::t")
-    with pytest.raises(BudgetError, match=r"t.py::t: neuron_budget max_ops=0"):
-        budget_from_marker((), {"max_ops": 0}, "t.py::t")
+    with pytest.raises(BudgetError, match=r"t.py::t: neuron_budget max_ops=-1"):
+        budget_from_marker((), {"max_ops": -1}, "t.py::t")
     assert budget_from_marker((), {"max_ops": 5}, "t.py::t") == Budget(max_ops=5)
 
 

@@ -214,3 +214,18 @@ def test_compiled_between_eager_ops(compiled: Fn, xw: tuple[torch.Tensor, torch.
     assert ops["Torch-Compiled Region"].bytes_moved == X + W + X
     assert ops["Torch-Compiled Region"].flops == RMS_FLOPS
     assert work.flops == RMS_FLOPS + 2 * ROWS * HIDDEN
+
+
+def test_cpu_fused_attention_flops_are_its_two_matmuls_counted_by_hand() -> None:
+    """Issue 25, item 8: SDPA on CPU dispatches _scaled_dot_product_flash_attention_for_cpu,
+    which torch's flop counter leaves out; it does q @ k^T and p @ v, as naive attention."""
+    b, h, length, s, e = 2, 4, 16, 24, 8
+    q = torch.randn(b, h, length, e)
+    k, v = torch.randn(b, h, s, e), torch.randn(b, h, s, e)
+    _, work = count_work(torch.nn.functional.scaled_dot_product_attention, (q, k, v))
+    (op,) = work.per_op
+    assert op.name == "aten::scaled_dot_product_attention" and not work.uncounted
+    by_hand = 0
+    for _ in range(b * h * length * s):  # each score: e multiply-adds, then e more for p @ v
+        by_hand += 2 * e + 2 * e
+    assert work.flops == by_hand == 2 * b * h * length * s * (e + e)

@@ -6,26 +6,40 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_neuronperf.model import Record, Status
+from pytest_neuronperf.gate import pairs
+from pytest_neuronperf.model import Measurement, Pair, Record, Status
 from pytest_neuronperf.reports import diff, diff_render
 from pytest_neuronperf.reports.json import load
+from pytest_neuronperf.stats import Stats
 
 DATA = Path(__file__).parent.parent / "data" / "report_v1_rmsnorm.json"
 
 
-def test_tolerance_of_reads_the_marker_as_the_budget_column_wrote_it() -> None:
-    r = load(DATA).records[0]
-    assert diff.tolerance_of(r, 0.10) == 0.10  # no tolerance on its marker
-    plain = replace(r, budget="max_ops=6, tolerance=25%")
-    assert diff.tolerance_of(plain, 0.10) == 0.25
-    # One naming the region wins over one that names none, whichever comes first.
-    both = replace(
-        r,
-        budget="max_ops=6, tolerance=25%; tolerance=2.5%, region='rmsnorm_naive'",
+def test_each_region_is_judged_at_the_tolerance_its_record_carries() -> None:
+    """The gate put the marker's tolerance on the record: the pair is judged at it, and at
+    the default where the record carries none (a report from before it was kept)."""
+    base = load(DATA)
+    slower = tuple(replace(r, measurement=_slower(r.measurement, 1.3)) for r in base.records)
+    assert {p.status for p in paired(base.records, slower, 0.10)} == {"regressed"}
+    lenient = tuple(replace(r, tolerance=0.5) for r in slower)
+    assert {p.status for p in paired(base.records, lenient, 0.10)} == {"same"}
+    # At the default, when the record says nothing.
+    assert {p.status for p in paired(base.records, slower, 0.5)} == {"same"}
+
+
+def _slower(m: Measurement, factor: float) -> Measurement:
+    def times(s: Stats | None) -> Stats | None:
+        return None if s is None else Stats.of([v * factor for v in s.samples])
+
+    return replace(
+        m,
+        host_relative=times(m.host_relative),
+        host_relative_dispatch=times(m.host_relative_dispatch),
     )
-    assert diff.tolerance_of(both, 0.10) == 0.025
-    other = replace(r, budget="tolerance=40%, region='something_else'")
-    assert diff.tolerance_of(other, 0.10) == 0.10
+
+
+def paired(base: tuple[Record, ...], new: tuple[Record, ...], tolerance: float) -> list[Pair]:
+    return pairs.rows(base, new, tolerance, str(DATA))
 
 
 def test_rows_pair_regions_and_name_what_came_and_went() -> None:
@@ -45,7 +59,10 @@ def test_rows_pair_regions_and_name_what_came_and_went() -> None:
     recs[1] = replace(recs[1], measurement=replace(recs[1].measurement, region="rmsnorm_v2"))
     recs[2] = replace(recs[2], status=Status.OVER_BUDGET, violations=("neuron_budget: too many",))
     new = replace(base, records=tuple(recs))
-    found = {(r.test_id.rsplit("::", 1)[-1], r.region): r for r in diff.rows(base, new, 0.10)}
+    found = {
+        (r.test_id.rsplit("::", 1)[-1], r.region): r
+        for r in paired(base.records, new.records, 0.10)
+    }
     naive = found[("test_naive", "rmsnorm_naive")]
     assert naive.status == "regressed" and naive.ops == (6, 8)
     assert naive.op_diff == "+ aten::add ×2"
@@ -75,8 +92,7 @@ def test_count_and_time_cells() -> None:
 
 
 def _same(records: tuple[Record, ...]) -> list[diff.Row]:
-    report = load(DATA)
-    return diff.rows(report, replace(report, records=records), 0.10)
+    return paired(load(DATA).records, records, 0.10)
 
 
 def test_the_same_report_twice_is_all_same() -> None:

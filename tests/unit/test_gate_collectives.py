@@ -168,7 +168,8 @@ def ranked(*device_us: float) -> Measurement:
 
 
 def test_a_rank_beyond_the_tolerance_of_the_median_is_a_straggler() -> None:
-    from pytest_neuronperf.gate.collectives import flag_stragglers, straggler_text
+    from pytest_neuronperf.gate.collectives import flag_stragglers
+    from pytest_neuronperf.reports.collectives import straggler_text
 
     # Median of 100, 100, 130 is 100: 130 is +30%, past 25%.
     m = flag_stragglers(ranked(100.0, 100.0, 130.0), 0.25)

@@ -3,32 +3,33 @@ and regions are elided in the middle, footer sentences wrap."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import helpers
 import pytest
 
-from pytest_neuronperf.model import Measurement, Record, Work
-from pytest_neuronperf.reports.fit import fit_table, terminal_width, wrap
-from pytest_neuronperf.reports.terminal import baseline_footer, summary_table
-from pytest_neuronperf.stats import Stats
+from pytest_neuronperf.model import OpRow, Record, TimeJudged, Work
+from pytest_neuronperf.reports.fit import elide_apart, fit_table, terminal_width, wrap
+from pytest_neuronperf.reports.terminal import (
+    amount,
+    baseline_footer,
+    duration,
+    measurement_detail,
+    summary_table,
+)
 
 LONG_ID = "tests/models/test_llama.py::test_mlp[" + "x" * 300 + "]"
 
 
 def record(test_id: str = LONG_ID, region: str = "mlp", **kwargs: object) -> Record:
-    m = Measurement(
+    m = helpers.measurement(
+        region,
         test_id=test_id,
-        region=region,
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=6,
-        kernels=7,
-        op_counts={"aten::mul": 6},
-        kernel_counts={"aten::mul": 7},
-        device_us=Stats.of([10.0, 11.0, 12.0]),
-        host_us=Stats.of([20.0, 21.0, 22.0]),
-        per_op=(),
-        rounds=3,
+        ops={"aten::mul": 6},
+        kernels={"aten::mul": 7},
+        device=[10.0, 11.0, 12.0],
+        host=[20.0, 21.0, 22.0],
         work=Work(flops=4_000, bytes_read=8_000, bytes_written=4_000),
         peak_flops_per_s=1e11,
         peak_bytes_per_s=1e10,
@@ -54,25 +55,61 @@ def test_table_fits_and_keeps_what_matters(width: int) -> None:
     fitted = summary_table(records, width)
     assert widest(fitted) <= width
     header = fitted.splitlines()[0].split()
-    for kept in ("test", "region", "host", "status", "baseline"):
+    # Grouped by test: the id on a line of its own, so ops and kernels both keep a column.
+    for kept in ("region", "ops", "kernels", "host", "status"):
         assert kept in header, (width, header)
-    assert "t.py::test_b" in fitted and "same +2%" in fitted
+    lines = fitted.splitlines()
+    assert "t.py::test_b" in lines and lines[2].startswith("tests/models/test_llama.py::test_mlp[")
+    cells = lines[3].split()
+    assert cells[0] == "mlp" and cells[cells.index("6") + 1] == "7", cells
 
 
-def test_columns_go_in_priority_order_and_counts_merge() -> None:
+def test_columns_go_in_priority_order_and_the_table_groups_by_test() -> None:
     records = [record("t.py::test_a")]
     wide = summary_table(records, 400)
     assert wide == summary_table(records), "nothing goes when everything fits"
+    assert wide.splitlines()[2].split()[:2] == ["t.py::test_a", "mlp"], "one line a region"
     header = summary_table(records, 120).splitlines()[0]
     # Work detail goes first, then device, rounds: all of it is in JSON and HTML.
     assert "FLOP/B" not in header and "MB moved" not in header and "rounds" not in header
     assert "budget" in header
     at_80 = summary_table(records, 80).splitlines()
-    assert at_80[0].split() == ["test", "region", "ops/kernels", "host", "µs", "status", "baseline"]
-    assert at_80[2].split()[2] == "6/7"
-    # On cpu host time is gated: device µs goes before it.
+    assert at_80[0].split() == ["region", "ops", "kernels", "device", "µs", "host", "µs", "status"]
+    assert at_80[2] == "t.py::test_a" and at_80[3].split()[:3] == ["mlp", "6", "7"]
+    # On cpu host time is gated: device µs goes before it, then ops and kernels merge.
     at_60 = summary_table(records, 60).splitlines()[0].split()
-    assert at_60 == ["test", "region", "ops", "host", "µs", "status", "baseline"]
+    assert at_60 == ["region", "ops/kernels", "device", "µs", "host", "µs", "status"]
+    at_50 = summary_table(records, 50).splitlines()[0].split()
+    assert at_50 == ["region", "ops/kernels", "host", "µs", "status"]
+
+
+def test_a_row_that_moved_says_against_what_and_a_failed_test_is_never_ok() -> None:
+    slower = TimeJudged("host_us", 399.0, 813.0, 1.49, 1.37, "regressed")
+    records = [
+        record("t.py::test_a", "fwd", status="ok", baseline="regressed", time_judged=slower),
+        record("t.py::test_a", "block", status="test failed", baseline="same", baseline_ops=6),
+        record("t.py::test_b", "mlp", baseline="regressed", baseline_ops=5, baseline_kernels=7),
+    ]
+    lines = summary_table(records, 80).splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[2:] == [
+        "t.py::test_a",
+        lines[3],
+        "    baseline regressed: host 399.0 → 813.0 µs +104% raw, refs +37%, judged +49%",
+        lines[5],
+        "t.py::test_b",
+        lines[7],
+        "    baseline regressed: ops 5 → 6",
+    ]
+    assert [lines[i].split()[-1] for i in (3, 5, 7)] == ["regressed", "failed", "regressed"]
+
+
+def test_test_ids_that_elide_alike_are_told_apart() -> None:
+    ids = [f"tests/test_models.py::test_attention[batch1-seq128-heads{h}-dim64]" for h in (8, 16)]
+    short = elide_apart(ids, 40)
+    assert all(len(s) <= 40 for s in short.values())
+    assert "heads8-" in short[ids[0]] and "heads16-" in short[ids[1]]
+    assert elide_apart(["a.py::t"], 40) == {"a.py::t": "a.py::t"}
 
 
 def test_fit_table_shrinks_the_widest_elastic_column_first() -> None:
@@ -110,3 +147,32 @@ def test_terminal_width_is_pytests_then_columns(monkeypatch: pytest.MonkeyPatch)
             raise AssertionError  # as pytest's Config does under -p no:terminal
 
     assert terminal_width(NoTerminal()) == 123
+
+
+def test_small_things_a_reviewer_notices() -> None:
+    """Issue 25, item 11: no exponents, seconds for a long first call, one cold run said."""
+    assert [amount(v) for v in (0, 8e-9, 0.00131, 2.5, 1234.6)] == [
+        "0",
+        "<0.001",
+        "0.00131",
+        "2.5",
+        "1,235",
+    ]
+    assert [duration(v) for v in (812.0, 25_000.0, 19_480_452.0)] == [
+        "812.0 µs",
+        "25.0 ms",
+        "19.5 s",
+    ]
+    cold = replace(record().measurement, rounds=1, warmup_rounds=0, first_call_us=0.0)
+    detail = measurement_detail(cold)
+    assert "one cold execution" in detail and "first call 0.0" not in detail
+
+
+def test_detail_fits_the_width_with_its_per_op_table() -> None:
+    m = replace(
+        record().measurement,
+        per_op=(OpRow("aten::_scaled_dot_product_flash_attention_for_cpu", 1, 5.0, 1.0, 1),),
+    )
+    lines = measurement_detail(m, 80).splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert any(line.startswith("aten::_scaled") for line in lines)

@@ -19,13 +19,13 @@ import torch
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.gate.budget import check
-from pytest_neuronperf.gate.compare import NOT_COMPARABLE, NOT_COMPARABLE_NOTE, compare
+from pytest_neuronperf.gate.compare import NOT_COMPARABLE, compare
 from pytest_neuronperf.gate.marker import Budget
 from pytest_neuronperf.measure.errors import MeasureError
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.measure.threads import fixed_threads
 from pytest_neuronperf.measure.tick import on_grid, scheduler_note, tick_of
-from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.model import NOT_COMPARABLE_NOTE, Measurement
 from pytest_neuronperf.settings import SettingError, resolve
 
 DATA = Path(__file__).parent.parent / "data"

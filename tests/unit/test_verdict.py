@@ -197,18 +197,19 @@ def test_reference_setting_reaches_the_comparison() -> None:
 
 
 def test_a_time_budget_too_few_rounds_could_judge_says_not_judged_unless_strict() -> None:
-    """A with-region is one round: its time budget is neither passed nor failed silently;
-    the budget column says it was not judged. Strict budgets judge its one figure."""
-    one = measurement(device=[500.0], host=[500.0])
+    """Four warm rounds are too few for an interval: the time budget is neither passed nor
+    failed silently; the budget column says it was not judged. Strict budgets judge the
+    median. (A cold with-region's one round is refused outright: gate/budget.py.)"""
+    one = replace(measurement(device=[500.0] * 4, host=[500.0] * 4), warmup_rounds=3)
     budgets = [neuron_budget(max_host_us=100)]
     v = judge([one], budgets, {}, passed=True, update=False)
     assert not v.failed
     (record,) = v.records
     assert record.status == "ok"
-    assert record.budget == "max_host_us=100 (max_host_us not judged: 1 round, at least 5 needed)"
+    assert record.budget == "max_host_us=100 (max_host_us not judged: 4 rounds, at least 5 needed)"
     v = judge([one], budgets, {}, passed=True, update=False, strict_budgets=True)
     assert v.sentences == (
-        "neuron_budget: region 'r' took 500.0 µs of host time (median of 1 round), "
+        "neuron_budget: region 'r' took 500.0 µs of host time (median of 4 rounds), "
         "budget max_host_us=100 (strict: the median alone)",
     )
     assert v.records[0].budget == "max_host_us=100"

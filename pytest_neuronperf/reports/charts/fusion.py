@@ -79,7 +79,7 @@ def groups(records: Sequence[Record]) -> list[Group]:
 
 def gated(group: Group) -> tuple[str, Callable[[Measurement], Stats]]:
     """The name and getter of the time the gate judges for this group's backend."""
-    if gated_metric(group.members[0].measurement) == "host_us":
+    if gated_metric(group.members[0]) == "host_us":
         return "host µs", lambda m: m.host_us
     return "device µs", lambda m: m.device_us
 

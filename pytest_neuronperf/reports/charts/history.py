@@ -65,7 +65,7 @@ class Series:
         return [(i, r) for i, r in enumerate(self.points) if r is not None]
 
     def gated(self) -> str:
-        return gated_metric(self.present[0][1].measurement)
+        return gated_metric(self.present[0][1])
 
     def values(self, metric: str) -> list[tuple[int, float]]:
         out = []
@@ -93,10 +93,11 @@ class Series:
         return v[-1][1] / v[0][1] - 1
 
     def largest_step(self, metric: str) -> float:
-        """The largest change between two neighbouring reports, up or down."""
+        """The largest change between two neighbouring reports, up or down, with its sign
+        (a -79% step is not "+79%")."""
         v = [x for _, x in self.values(metric)]
-        steps = [abs(b / a - 1) for a, b in itertools.pairwise(v) if a > 0]
-        return max(steps, default=math.nan)
+        steps = [b / a - 1 for a, b in itertools.pairwise(v) if a > 0]
+        return max(steps, key=abs, default=math.nan)
 
     def memory(self) -> str:
         """Peak memory, first report that profiled it → last; "-" when none did."""
@@ -110,7 +111,7 @@ class Series:
         """Slower than the tolerance first to last, though no single step was."""
         metric = self.gated()
         total, step = self.change(metric), self.largest_step(metric)
-        return total > tolerance and step <= tolerance
+        return total > tolerance and abs(step) <= tolerance
 
 
 def series(reports: Sequence[Report]) -> list[Series]:
@@ -327,34 +328,8 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
     crept = [s for s in found if s.crept(tolerance)]
     # A peak memory column where some report profiled memory.
     memory = any(s.memory() != "-" for s in found)
-    rows = []
-    for i, s in enumerate(ranked):
-        metric = s.gated()
-        flag = ' <span class="badge">crept</span>' if s.crept(tolerance) else ""
-        ops = [r.measurement.ops for _, r in s.present]
-        rows.append(
-            f'<tr{" class=crept" if flag else ""}><td><a href="#trend-{i}">'
-            f"<code>{escape(s.region)}</code></a>{flag}<br><span class=note>"
-            f"{escape(elide_test_id(s.test_id, 60))}</span></td>"
-            f"<td class=num>{len(s.present)}</td>"
-            f"<td class=num>{_pct(s.change('device_us'))}</td>"
-            f"<td class=num>{_pct(s.change('host_us'))}</td>"
-            f"<td class=num>{_pct(s.largest_step(metric))}</td>"
-            f"<td class=num>{ops[0]} → {ops[-1]}</td>"
-            + (f"<td class=num>{escape(s.memory())}</td>" if memory else "")
-            + f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
-        )
-    cards = []
-    for i, s in enumerate(ranked):
-        latest = s.present[-1][1]
-        cards.append(
-            f'<div class="card" id="trend-{i}"><h3><span style="color:'
-            f'{colour(status_of(latest))}">●</span> <code>{escape(s.region)}</code> '
-            f'<span class="note" title="{escape(s.test_id)}">'
-            f"{escape(elide_test_id(s.test_id, 64))} · {escape(s.device_kind)}</span></h3>"
-            + chart(s, reports)
-            + "</div>"
-        )
+    rows = [_row(i, s, tolerance, memory) for i, s in enumerate(ranked)]
+    cards = [_card(i, s, reports) for i, s in enumerate(ranked)]
     first, last = reports[0], reports[-1]
     headline = (
         f"{len(crept)} of {len(found)} regions crept: slower by more than "
@@ -389,6 +364,38 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
     )
 
 
+def _row(i: int, s: Series, tolerance: float, memory: bool) -> str:
+    """The summary table's row of one region, linking to its card."""
+    metric = s.gated()
+    flag = ' <span class="badge">crept</span>' if s.crept(tolerance) else ""
+    ops = [r.measurement.ops for _, r in s.present]
+    return (
+        f'<tr{" class=crept" if flag else ""}><td><a href="#trend-{i}">'
+        f"<code>{escape(s.region)}</code></a>{flag}<br><span class=note>"
+        f"{escape(elide_test_id(s.test_id, 60))}</span></td>"
+        f"<td class=num>{len(s.present)}</td>"
+        f"<td class=num>{_pct(s.change('device_us'))}</td>"
+        f"<td class=num>{_pct(s.change('host_us'))}</td>"
+        f"<td class=num>{_pct(s.largest_step(metric))}</td>"
+        f"<td class=num>{ops[0]} → {ops[-1]}</td>"
+        + (f"<td class=num>{escape(s.memory())}</td>" if memory else "")
+        + f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
+    )
+
+
+def _card(i: int, s: Series, reports: Sequence[Report]) -> str:
+    """One region's card: its latest status, names and trend chart."""
+    latest = s.present[-1][1]
+    return (
+        f'<div class="card" id="trend-{i}"><h3><span style="color:'
+        f'{colour(status_of(latest))}">●</span> <code>{escape(s.region)}</code> '
+        f'<span class="note" title="{escape(s.test_id)}">'
+        f"{escape(elide_test_id(s.test_id, 64))} · {escape(s.device_kind)}</span></h3>"
+        + chart(s, reports)
+        + "</div>"
+    )
+
+
 def _or_zero(v: float) -> float:
     return 0.0 if math.isnan(v) else v
 
@@ -409,14 +416,14 @@ def text(reports: Sequence[Report], tolerance: float) -> str:
             _pct(s.change("host_us")),
             _pct(s.largest_step(s.gated())),
             *([s.memory()] if memory else []),
-            "crept" if s.crept(tolerance) else "",
+            "crept" if s.crept(tolerance) else "-",
         ]
         for s in ranked
     ]
     extra = ["peak memory"] if memory else []
     return tabulate(
         rows,
-        headers=["test", "region", "reports", "device", "host", "largest step", *extra, ""],
+        headers=["test", "region", "reports", "device", "host", "largest step", *extra, "creep"],
         tablefmt="simple",
         disable_numparse=True,
     )
