@@ -199,6 +199,10 @@ class Figures(Coded):
     # the cpu gate calls a regression only when both agree (compare.py).
     dispatch_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
     host_relative_dispatch: Stats | None = field(default=None, metadata=_POSITIVE)
+    # The same against the compute-bound tick (a small matmul), which arithmetic-heavy
+    # regions follow; it joins the agreement for them (gate/ticks.py).
+    compute_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
+    host_relative_compute: Stats | None = field(default=None, metadata=_POSITIVE)
     # Peak, allocated and retained bytes (trace/memory.py); None when memory was not
     # profiled, so files written before it existed still load.
     memory: Memory | None = field(default=None, metadata=rule(omit=None))

@@ -1,5 +1,6 @@
 """pytest's entry point: options, settings, markers, the fixture. What happens in a session
-lives in session/ (see session/roles.py), started when this run turns out to measure."""
+lives in session/: one Session per run, made at configure (session/lazy.py), whose measuring
+part (session/roles.py) starts when this run turns out to measure."""
 
 from __future__ import annotations
 
@@ -11,15 +12,12 @@ import pytest
 
 from .gate.marker import MARKER_HELP
 from .session.collect import read_budgets, uses_neuronperf
+from .session.lazy import SESSION, Session
 from .settings import SPECS, SettingError, Settings, resolve
 from .work.peaks import Peaks, PeaksError, parse_peaks
 
 if TYPE_CHECKING:
     from .fixture import NeuronProfile
-    from .session.measuring import MeasuringSession
-
-settings_key = pytest.StashKey[tuple[Settings, tuple[tuple[str, Peaks], ...]]]()
-session_key = pytest.StashKey["MeasuringSession"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,12 +43,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
-    config.stash[settings_key] = _read_settings(config)
-    settings = config.stash[settings_key][0]
-    if settings.enabled or settings.backend != "auto":
+    # The run's one session; what measures loads on first need (session/lazy.py).
+    session = config.stash[SESSION] = Session(config, *_read_settings(config))
+    if session.settings.enabled or session.settings.backend != "auto":
         # From the start: it loads the baselines, watches collection, and an explicitly
         # named backend that cannot run is one usage error now.
-        _session(config)
+        session.measuring()
 
 
 @pytest.hookimpl(trylast=True)
@@ -61,29 +59,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "neuronperf: invalid neuron_budget marker\n  " + "\n  ".join(errors)
         )
     if uses_neuronperf(items):
-        _session(config)
+        config.stash[SESSION].measuring()
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config: pytest.Config, specs: Any) -> None:
-    _session(config)  # an xdist controller: its workers' measurements come to it
+    # An xdist controller: its workers' measurements come to it.
+    config.stash[SESSION].measuring()
 
 
 @pytest.fixture
 def neuron_profile(request: pytest.FixtureRequest) -> Iterator[NeuronProfile]:
     """Measure a callable, ``neuron_profile(fn, *args)``, or a block,
     ``with neuron_profile.region(name):``. See pytest-neuronperf's README."""
-    yield _session(request.config).profile_for(request)
-
-
-def _session(config: pytest.Config) -> MeasuringSession:
-    if session_key not in config.stash:
-        # The one lazy import: session/ brings the runner, backends, verdicts and reports;
-        # pytest imports this plugin for every run, and one that never measures must not pay.
-        from .session.roles import start
-
-        config.stash[session_key] = start(config, *config.stash[settings_key])
-    return config.stash[session_key]
+    yield request.config.stash[SESSION].measuring().profile_for(request)
 
 
 def _read_settings(config: pytest.Config) -> tuple[Settings, tuple[tuple[str, Peaks], ...]]:

@@ -361,6 +361,18 @@ SPECS: tuple[Spec, ...] = (
         is_flag=True,
     ),
     Spec(
+        "budget_strict",
+        "--neuron-profile-budget-strict",
+        "neuron_profile_budget_strict",
+        "NEURONPERF_BUDGET_STRICT",
+        _bool,
+        False,
+        "judge max_device_us and max_host_us on the bare median (over the limit fails) "
+        "instead of over it with 95 per cent confidence; regions of fewer than 5 rounds "
+        "are then judged too",
+        is_flag=True,
+    ),
+    Spec(
         "compare_host",
         "--neuron-profile-compare-host",
         "neuron_profile_compare_host",
@@ -490,6 +502,7 @@ class Settings:
     pool: bool
     tolerance: float
     strict: bool
+    budget_strict: bool
     compare_host: bool
     count_work: bool
     reference: bool

@@ -215,6 +215,19 @@ def _resample_medians(
     return [v[a] + (v[z] - v[a]) * f for a, z, f in zip(lo, hi, frac, strict=True)]
 
 
+def median_interval(
+    samples: Sequence[float], *, confidence: float = CONFIDENCE, resamples: int = RESAMPLES
+) -> tuple[float, float, float]:
+    """(median, low, high): the percentile bootstrap interval of the median of ``samples``,
+    drawn as ratio_interval draws (fixed seed, once per sample size)."""
+    s = sorted(float(v) for v in samples)
+    if not s:
+        raise ValueError("median_interval needs at least one sample")
+    medians = sorted(_resample_medians(s, _plan(len(s), resamples, _SEED)))
+    alpha = (1 - confidence) / 2
+    return quantile(s, 0.5), quantile(medians, alpha), quantile(medians, 1 - alpha)
+
+
 def compare_times(
     baseline: Sequence[float], current: Sequence[float], tolerance: float
 ) -> TimeChange:

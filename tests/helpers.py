@@ -1,14 +1,18 @@
-"""What several test files share: one Measurement factory, a record of the host windows a
+"""What several test files share: one Measurement factory (and the recording processes
+pooling tests draw from it), a record of the host windows a
 run sampled, and the suite and arguments the report tests run through pytester."""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.measure import host
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.window import HostSamples, WindowPlan, sample_window
@@ -50,6 +54,34 @@ def measurement(
     )
     values.update(changes)
     return Measurement(**values)
+
+
+# Recording processes whose baselines are pooled (baselines/entry, baselines/update).
+POOL_ROUNDS = 10
+
+
+def _noisy(level: float, seed: int, n: int = POOL_ROUNDS, sd: float = 0.01) -> Stats:
+    rng = random.Random(seed)
+    return Stats.of([round(level * (1 + rng.gauss(0, sd)), 3) for _ in range(n)])
+
+
+def process_measurement(level: float, seed: int) -> Measurement:
+    """One recording process whose host time sits at ``level`` reference units."""
+    ref = Stats.of([20.0] * POOL_ROUNDS)
+    return measurement(
+        kernels={"aten::mul": 1},
+        device=[level * 20] * POOL_ROUNDS,
+        host=list(_noisy(level * 20, seed + 1).samples),
+        reference_us=ref,
+        host_relative=_noisy(level, seed),
+        dispatch_reference_us=ref,
+        host_relative_dispatch=_noisy(level, seed + 3),
+    )
+
+
+def process_entry(level: float, seed: int = 0, **changes: object) -> Entry:
+    """The baseline entry one recording process at ``level`` writes."""
+    return replace(Entry.of(process_measurement(level, seed)), **changes)  # type: ignore[arg-type]
 
 
 def sampled_windows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[WindowPlan, HostSamples]]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..stats import CONFIDENCE, MIN_ROUNDS, Stats, median_interval
 from .collectives import budget_excess
 from .marker import Budget, fmt_limit
 from .memory import memory_breaches
@@ -23,7 +24,11 @@ class Violation:
     sentence: str
 
 
-def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation]:
+def check(
+    budget: Budget, measurements: Sequence[Measurement], *, strict: bool = False
+) -> list[Violation]:
+    """The limits ``measurements`` break. Time limits are judged on the median's 95%
+    interval (over only when its lower bound is), or with ``strict`` on the bare median."""
     if not measurements:
         return [
             Violation(
@@ -64,7 +69,7 @@ def check(budget: Budget, measurements: Sequence[Measurement]) -> list[Violation
         out.extend(_compile_violations(budget, m))
         out.extend(_flops_violations(budget, m))
         out.extend(_fraction_violations(budget, m))
-        out.extend(_time_violations(budget, m))
+        out.extend(_time_violations(budget, m, strict))
         out.extend(_collective_violations(budget, m))
         out.extend(_memory_violations(budget, m))
     return out
@@ -135,31 +140,70 @@ def _compile_violations(budget: Budget, m: Measurement) -> list[Violation]:
     return out
 
 
-def _time_violations(budget: Budget, m: Measurement) -> list[Violation]:
+def _time_limits(budget: Budget, m: Measurement) -> list[tuple[str, float, Stats, str]]:
+    return [
+        (metric, limit, stats, what)
+        for metric, limit, stats, what in (
+            ("max_device_us", budget.max_device_us, m.device_us, "device"),
+            ("max_host_us", budget.max_host_us, m.host_us, "host"),
+        )
+        if limit is not None
+    ]
+
+
+def _time_violations(budget: Budget, m: Measurement, strict: bool) -> list[Violation]:
+    """A time over its limit: with 95% confidence (the median's interval wholly above it),
+    as the baseline rule judges a change; ``strict``: the bare median above it. Too few
+    rounds for an interval are not judged (time_notes says so), unless strict; a cold
+    with-region's one execution cannot be judged at all."""
     out: list[Violation] = []
-    for metric, limit, stats, what in (
-        ("max_device_us", budget.max_device_us, m.device_us, "device"),
-        ("max_host_us", budget.max_host_us, m.host_us, "host"),
-    ):
-        if limit is not None and one_cold_run(m):
+    for metric, limit, stats, what in _time_limits(budget, m):
+        if one_cold_run(m):
             sentence = (
                 f"neuron_budget: region {m.region!r} has budget {metric}={fmt_limit(limit)} "
                 f"but {_COLD}"
             )
             out.append(Violation(m.region, metric, limit, None, sentence))
-        elif limit is not None and stats.median > limit:
-            out.append(
-                Violation(
-                    m.region,
-                    metric,
-                    limit,
-                    stats.median,
-                    f"neuron_budget: region {m.region!r} took "
-                    f"{stats.median:.1f} µs of {what} time (median of "
-                    f"{stats.n} rounds), budget {metric}={fmt_limit(limit)}",
-                )
+            continue
+        rounds = f"{stats.n} round{'' if stats.n == 1 else 's'}"
+        taken = f"{stats.median:.1f} µs of {what} time (median of {rounds}"
+        budget_text = f"budget {metric}={fmt_limit(limit)}"
+        if strict:
+            if stats.median > limit:
+                sentence = f"took {taken}), {budget_text} (strict: the median alone)"
+                out.append(_time_violation(m, metric, limit, stats.median, sentence))
+            continue
+        if stats.n < MIN_ROUNDS:
+            continue
+        median, low, high = median_interval(stats.samples)
+        if low > limit:
+            sentence = (
+                f"took {taken}, {CONFIDENCE * 100:.0f}% CI {low:.1f}..{high:.1f} µs), "
+                f"over {budget_text} with {CONFIDENCE * 100:.0f}% confidence"
             )
+            out.append(_time_violation(m, metric, limit, median, sentence))
     return out
+
+
+def _time_violation(
+    m: Measurement, metric: str, limit: float, value: float, sentence: str
+) -> Violation:
+    return Violation(
+        m.region, metric, limit, value, f"neuron_budget: region {m.region!r} {sentence}"
+    )
+
+
+def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
+    """The time limits that could not be judged on ``m``: too few rounds for an interval
+    (a cold with-region is a violation of its own, said by _time_violations)."""
+    if strict or one_cold_run(m) or (budget.region is not None and budget.region != m.region):
+        return []
+    return [
+        f"{metric} not judged: {stats.n} round{'' if stats.n == 1 else 's'}, "
+        f"at least {MIN_ROUNDS} needed"
+        for metric, _, stats, _ in _time_limits(budget, m)
+        if stats.n < MIN_ROUNDS
+    ]
 
 
 def one_cold_run(m: Measurement) -> bool:

@@ -3,7 +3,6 @@ Pure: no pytest, no I/O. The verdict carries the sentences that fail the test.""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 from ..baselines.entry import Entry
@@ -12,10 +11,11 @@ from ..measure.threads import THREADS_KEY
 from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
 from ..model import NOT_COMPARABLE_NOTE as NOT_COMPARABLE_NOTE
 from ..model import BaselineStatus, Measurement, TimeJudged
-from ..stats import Stats, TimeChange, TimeVerdict, compare_times
+from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
 from .collectives import compare_collectives
 from .memory import compare_memory
+from .ticks import COMPUTE, DISPATCH, MEMORY, agreed, judging_kinds, relative_changes, relatives_of
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
@@ -38,6 +38,9 @@ class Comparison:
     baseline_ops: int | None = None
     baseline_kernels: int | None = None
     judged: TimeJudged | None = None
+    # The reference ticks that judged host time (gate/ticks.py), each with the change
+    # against it, in the order the log names them; empty where host time was judged raw.
+    references: tuple[tuple[str, TimeChange], ...] = ()
 
     def cell(self) -> str:
         """The report table's baseline column."""
@@ -141,7 +144,7 @@ def compare(
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     by_reference = judged_by_reference(entry, now_torch, use_reference)
     judged = {"device_us": not host_timed, "host_us": (compare_host or host_timed) and not window}
-    changes = _judge_times(entry, m, found, tolerance, by_reference, judged)
+    changes, references = _judge_times(entry, m, found, tolerance, by_reference, judged)
     if then_torch and now_torch and then_torch != now_torch:
         found.notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if window and (compare_host or host_timed):
@@ -160,6 +163,7 @@ def compare(
         entry.ops,
         entry.kernels,
         _judged(entry, m, changes.get(gated), gated, by_reference),
+        references,
     )
 
 
@@ -240,9 +244,11 @@ def _judge_times(
     tolerance: float,
     by_reference: bool,
     judged: dict[str, bool],
-) -> dict[str, TimeChange]:
-    """The time verdicts, statistical, for the metrics ``judged`` names."""
+) -> tuple[dict[str, TimeChange], tuple[tuple[str, TimeChange], ...]]:
+    """The time verdicts, statistical, for the metrics ``judged`` names; and the reference
+    ticks host time was judged against, each with its change."""
     changes: dict[str, TimeChange] = {}
+    references: list[tuple[str, TimeChange]] = []
     for metric, then_t, now_t, then_ref, now_ref in (
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
          m.device_reference_us),
@@ -254,17 +260,18 @@ def _judge_times(
         b, c, refs = _paired(then_t, now_t, then_ref, now_ref, by_reference)
         # The window's rounds in reference units, where both sides have them, decide; the
         # raw rounds are judged only where they do not.
-        relative = (
-            _judge_relative(entry, m, tolerance) if metric == "host_us" and by_reference else None
-        )
+        if metric == "host_us" and by_reference:
+            kinds = judging_kinds(entry, m)
+            references = relative_changes(entry, relatives_of(m), tolerance, kinds)
+        relative = agreed(references) if metric == "host_us" else None
         change = relative if relative is not None else compare_times(b, c, tolerance)
         changes[metric] = change
-        text = _time_sentence(repr(m.region), metric, change, then_t, now_t, refs)
+        text = _time_sentence(repr(m.region), metric, change, then_t, now_t, refs, len(references))
         if change.verdict in ("regressed", "improved"):
             found.moved(
                 text, change.verdict == "improved", "; run --neuron-profile-update to keep it"
             )
-    return changes
+    return changes, tuple(references)
 
 
 def _status(
@@ -307,6 +314,7 @@ def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
         # Likewise an entry from before the window gains the figures the cpu gate judges.
         or (m.host_relative is not None and entry.host_relative is None)
         or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)
+        or (m.host_relative_compute is not None and entry.host_relative_compute is None)
     )
 
 
@@ -332,47 +340,6 @@ def _paired(
     return then.samples, now.samples, None
 
 
-def _judge_relative(entry: Entry, m: Measurement, tolerance: float) -> TimeChange | None:
-    """Host time from the window's rounds already in reference units (window.py), where
-    both sides have them; None where they do not (entries from before the window).
-
-    Against both reference ticks where both sides have both, a change counts only when the
-    two agree: a drift that slowed what one tick times and not the other moves the region
-    against that one only, while a slower region moves against both. The figure reported
-    is the smaller change of the two, its reason names both."""
-    against = _relative_changes(entry, m.host_relative, m.host_relative_dispatch, tolerance)
-    if len(against) < 2:
-        return against[0][1] if against else None
-    (_, first), (_, second) = against
-    if first.verdict == "unjudged" or second.verdict == "unjudged":
-        return first
-    # The one nearer no change, on a log scale, is the one the verdict rests on.
-    nearer = min((first, second), key=_distance)
-    verdict: TimeVerdict = first.verdict if first.verdict == second.verdict else "same"
-    reason = ", ".join(f"{kind} {c.percent()}" for kind, c in against)
-    return replace(nearer, verdict=verdict, reason=reason)
-
-
-def _relative_changes(
-    entry: Entry, relative: Stats | None, relative_dispatch: Stats | None, tolerance: float
-) -> list[tuple[str, TimeChange]]:
-    """The change against each reference tick both sides were timed against."""
-    against: list[tuple[str, TimeChange]] = []
-    for kind, then_ref, then_rel, now_rel in (
-        ("memory-bound", entry.reference_us, entry.host_relative, relative),
-        ("dispatch-bound", entry.dispatch_reference_us, entry.host_relative_dispatch,
-         relative_dispatch),
-    ):  # fmt: skip
-        if then_ref is None or then_rel is None or now_rel is None:
-            continue
-        # At the baseline's speed of that reference, so that medians read as µs.
-        scale = then_ref.median
-        then_us = [v * scale for v in then_rel.samples]
-        now_us = [v * scale for v in now_rel.samples]
-        against.append((kind, compare_times(then_us, now_us, tolerance)))
-    return against
-
-
 def window_settled(
     entry: Entry, s: HostSamples, *, tolerance: float, by_reference: bool
 ) -> str | None:
@@ -380,20 +347,24 @@ def window_settled(
     against ``entry``, judged as compare() judges host time; why, or None to sample on.
 
     Settled: time cannot be judged (too few rounds); the interval against some tick lies
-    inside the tolerance band by a margin (STOP_SHARE of the tolerance) on both sides, so
-    the rule that both ticks must agree cannot call a change; or every tick's interval is
+    inside the tolerance band by a margin (STOP_SHARE of the tolerance) on both sides, or
+    one tick's lies below the upper edge and another's above the lower one by that margin,
+    so the rule that the ticks must agree cannot call a change; or every tick's interval is
     wholly past one edge (a regression then gets its second look, sampled whole)."""
     parts: list[tuple[str, TimeChange]] = []
     if by_reference:
-        parts = _relative_changes(
-            entry, _stats_or_none(s.relative), _stats_or_none(s.relative_dispatch), tolerance
-        )
+        now = {
+            MEMORY: _stats_or_none(s.relative),
+            DISPATCH: _stats_or_none(s.relative_dispatch),
+            COMPUTE: _stats_or_none(s.relative_compute),
+        }
+        parts = relative_changes(entry, now, tolerance, judging_kinds(entry, None))
     if not parts:
         now_ref = _stats_or_none(s.reference_us)
-        then, now, _ = _paired(
+        then, now_us, _ = _paired(
             entry.host_us, Stats.of(s.host_us), entry.reference_us, now_ref, by_reference
         )
-        parts = [("", compare_times(then, now, tolerance))]
+        parts = [("", compare_times(then, now_us, tolerance))]
     if any(c.verdict == "unjudged" for _, c in parts):
         return "too few rounds for time to be judged"
     margin = 1 + tolerance * STOP_SHARE
@@ -401,6 +372,16 @@ def window_settled(
     for kind, c in parts:
         if c.low >= down * margin and c.high <= up / margin:
             return f"host time inside the tolerance{_against(kind)} ({c.percent()}, {c.interval()})"
+    # A change needs every tick: one tick that cannot show a regression and one that cannot
+    # show an improvement settle it as surely as one tick that can show neither.
+    no_rise = next(((k, c) for k, c in parts if c.high <= up / margin), None)
+    no_fall = next(((k, c) for k, c in parts if c.low >= down * margin), None)
+    if no_rise is not None and no_fall is not None:
+        return (
+            f"host time can be neither regressed{_against(no_rise[0])} "
+            f"({no_rise[1].interval()}) nor improved{_against(no_fall[0])} "
+            f"({no_fall[1].interval()})"
+        )
     for verdict in ("regressed", "improved"):
         if all(c.verdict == verdict for _, c in parts):
             shown = ", ".join(f"{kind or 'raw'} {c.percent()}" for kind, c in parts)
@@ -416,12 +397,8 @@ def _stats_or_none(samples: list[float]) -> Stats | None:
     return Stats.of(samples) if samples else None
 
 
-def _distance(c: TimeChange) -> float:
-    return abs(math.log(c.ratio)) if c.ratio > 0 else math.inf
-
-
 def _time_sentence(
-    region: str, metric: str, c: TimeChange, then: Stats, now: Stats, refs: _Refs
+    region: str, metric: str, c: TimeChange, then: Stats, now: Stats, refs: _Refs, ticks: int
 ) -> str:
     word = {"regressed": "regressed", "improved": "improved"}.get(c.verdict, "changed")
     measured = f"median {now.median:,.1f} vs {then.median:,.1f} µs"
@@ -432,7 +409,11 @@ def _time_sentence(
         against = " against the reference workload"
         measured += f" as measured, reference {refs[1].median:,.1f} vs {refs[0].median:,.1f} µs"
     if c.reason and c.verdict != "unjudged":
-        against = " against both reference workloads"
+        against = (
+            " against both reference workloads"
+            if ticks == 2
+            else (f" against all {ticks} reference workloads")
+        )
         measured = f"{c.reason}: judged on the smaller; {measured}"
     return (
         f"{_PREFIX}: region {region} {metric} {word} {c.percent()}{against} "

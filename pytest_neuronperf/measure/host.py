@@ -17,7 +17,7 @@ from ..stats import Stats
 from .progress import Writer, phase
 from .reference import Reference
 from .tick import scheduler_note
-from .window import RECORD_WINDOWS, HostSamples, WindowPlan, pooled, sample_window
+from .window import PASSES, RECORD_WINDOWS, HostSamples, WindowPlan, pooled, sample_window
 
 
 def host_samples(
@@ -45,6 +45,8 @@ def host_samples(
 def window_span(plan: WindowPlan, windows: int) -> str:
     """How the progress line names the windows ``host_samples`` will take."""
     windows = max(1, windows)
+    if plan.seconds and plan.passes > PASSES:
+        return f" over up to {plan.seconds * plan.passes / PASSES:g} s ({plan.what})"
     if plan.seconds and windows > 1:
         return f" over {windows} windows of {plan.seconds:g} s (recording a baseline)"
     return f" over {plan.seconds:g} s" if plan.seconds else ""
@@ -65,6 +67,8 @@ def host_fields(
         "host_relative": Stats.of(s.relative) if s.relative else None,
         "dispatch_reference_us": Stats.of(s.dispatch_us) if s.dispatch_us else None,
         "host_relative_dispatch": (Stats.of(s.relative_dispatch) if s.relative_dispatch else None),
+        "compute_reference_us": Stats.of(s.compute_us) if s.compute_us else None,
+        "host_relative_compute": Stats.of(s.relative_compute) if s.relative_compute else None,
     }
 
 

@@ -1,8 +1,10 @@
 """Host time sampled over a window of steady calls, one sample per round.
 
 Each round's sample is the median of the calls in its share of the window; against each of
-the two reference ticks (reference.py) a round also keeps the low decile of call/tick
-(``relative``, ``relative_dispatch``), which the CPU gate judges. Why a window, why the low
+the three reference ticks (reference.py) a round also keeps the low decile of call/tick
+(``relative``, ``relative_dispatch``, ``relative_compute``), which the CPU gate judges. The
+memory and dispatch ticks are timed before every call, the costlier compute tick
+COMPUTE_TICKS_PER_ROUND times a round, each call paired with the latest. Why a window, why the low
 decile, and the measurements behind both: docs/gate-quality.md.
 
 A window is sampled in PASSES passes of equal length, pooled per round; where a time will be
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
@@ -23,6 +25,8 @@ from .reference import Reference
 from .tick import LONG_US
 
 RELATIVE_QUANTILE = 0.10
+# The reference ticks a window keeps a round against (reference.py).
+KINDS = ("memory", "dispatch", "compute")
 # Fewer calls and one stalled call is a round's decile: read 2,000x (docs/window-rounds.md).
 MIN_CALLS_PER_ROUND = 10
 
@@ -47,8 +51,14 @@ class HostSamples:
     fast_us: tuple[float, ...] = ()
     seconds: float = 0.0  # how long the sampling ran, all pooled windows together
     note: str = ""  # why an adaptive window stopped where it did (sample_window)
+    # The compute-bound tick per round, and the calls' low decile against it.
+    compute_us: list[float] = field(default_factory=list)
+    relative_compute: list[float] = field(default_factory=list)
 
 
+# A round times the compute-bound tick (about 60 µs) this many times, evenly over its
+# share: 1-2% of a 20 ms block, where a tick before every call would double a fast region's.
+COMPUTE_TICKS_PER_ROUND = 4
 # Windows pooled per measurement when recording a baseline (--neuron-profile-update).
 RECORD_WINDOWS = 3
 # A window is sampled in this many passes of equal length (sample_window): an adaptive one
@@ -64,10 +74,14 @@ class WindowPlan:
     """How host time is sampled for one measurement: ``seconds`` of window (0: one call per
     round) and, where the time is judged against a baseline, ``settled``: given the rounds
     sampled so far, why they already settle the verdict (the window then stops), or None
-    to sample on. Without it the window runs whole."""
+    to sample on. Without it the window runs whole. ``passes``: at most this many passes of
+    ``seconds / PASSES`` each (a recording may sample up to RECORD_WINDOWS windows' worth);
+    ``what`` names the sampling in its note."""
 
     seconds: float
     settled: Callable[[HostSamples], str | None] | None = None
+    passes: int = PASSES
+    what: str = "window"
 
 
 def sample_host(
@@ -83,8 +97,8 @@ def sample_host(
     them to fit its share makes them: after a stall past several ends, those rounds were
     one call each. With no window, one call per round."""
     host: list[float] = []
-    refs: dict[str, list[float]] = {"memory": [], "dispatch": []}
-    relative: dict[str, list[float]] = {"memory": [], "dispatch": []}
+    refs: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    relative: dict[str, list[float]] = {kind: [] for kind in KINDS}
     calls = 0
     long_calls: list[float] = []
     fast: list[float] = []
@@ -96,9 +110,15 @@ def sample_host(
         # Ends fixed from the start: one slow block does not push the rest later.
         end = start + (block + 1) * block_ns
         times: list[float] = []
-        ticks: dict[str, list[float]] = {"memory": [], "dispatch": []}
+        ticks: dict[str, list[float]] = {kind: [] for kind in KINDS}
+        computed: list[float] = []  # the compute ticks this round took
+        next_compute: float = clock()
         while True:
             if reference is not None:
+                if clock() >= next_compute:
+                    computed.append(reference.compute_tick())
+                    next_compute = clock() + block_ns / COMPUTE_TICKS_PER_ROUND
+                ticks["compute"].append(computed[-1])
                 ticks["memory"].append(reference.tick())
                 ticks["dispatch"].append(reference.dispatch_tick())
             t0 = clock()
@@ -115,7 +135,8 @@ def sample_host(
         long_calls.extend(t for t in times if t >= LONG_US)
         for kind, kind_ticks in ticks.items():
             if kind_ticks and all(t > 0 for t in kind_ticks):
-                refs[kind].append(median(kind_ticks))
+                # The compute tick's figure is its own ticks, not one per call.
+                refs[kind].append(median(computed if kind == "compute" else kind_ticks))
                 ratios = sorted(t / k for t, k in zip(times, kind_ticks, strict=True))
                 relative[kind].append(quantile(ratios, RELATIVE_QUANTILE))
     return HostSamples(
@@ -129,6 +150,8 @@ def sample_host(
         long_calls_us=tuple(long_calls),
         fast_us=tuple(fast),
         seconds=(clock() - start) / 1e9,
+        compute_us=refs["compute"],
+        relative_compute=relative["compute"],
     )
 
 
@@ -139,30 +162,31 @@ def sample_window(
     reference: Reference | None,
     clock: Callable[[], int] = time.perf_counter_ns,
 ) -> HostSamples:
-    """One window of ``plan.seconds`` in PASSES passes, pooled per round (so each round's
-    sample stays one figure from blocks of the same length, whether the window ran whole or
-    stopped early). With ``plan.settled`` it stops after the first pass whose pooled rounds
-    settle the verdict; it also stops once the window's time is spent (a callable slower
-    than a pass's blocks)."""
+    """One window of up to ``plan.passes`` passes of ``plan.seconds / PASSES``, pooled per
+    round (so each round's sample stays one figure from blocks of the same length, whether
+    the window ran whole or stopped early). With ``plan.settled`` it stops after the first
+    pass whose pooled rounds settle the verdict; it also stops once the window's time is
+    spent (a callable slower than a pass's blocks)."""
     if plan.seconds <= 0:
         return sample_host(call, rounds, 0.0, reference, clock)
     start = clock()
     passes: list[HostSamples] = []
     note = ""
-    while len(passes) < PASSES:
+    most = max(1, plan.passes)
+    while len(passes) < most:
         passes.append(sample_host(call, rounds, plan.seconds / PASSES, reference, clock))
-        if clock() - start >= plan.seconds * 1e9:
+        if clock() - start >= plan.seconds * most / PASSES * 1e9:
             break  # the window's time is spent: a callable slower than a pass's blocks
-        if plan.settled is None or len(passes) == PASSES:
+        if plan.settled is None or len(passes) == most:
             continue
         why = plan.settled(pooled(passes))
         if why is not None:
-            note = f"window stopped after {len(passes)} of {PASSES} passes: {why}"
+            note = f"{plan.what} stopped after {len(passes)} of {most} passes: {why}"
             break
     if plan.settled is not None and not note:
         note = (
-            f"window ran {len(passes)} of {PASSES} passes, its whole time: the host time's "
-            "verdict was not settled before"
+            f"{plan.what} ran {len(passes)} of {most} passes, its whole time: the host time's "
+            f"{'precision' if plan.what == 'recording' else 'verdict'} was not settled before"
         )
     return replace(pooled(passes), seconds=(clock() - start) / 1e9, note=note)
 
@@ -194,4 +218,6 @@ def pooled(windows: list[HostSamples]) -> HostSamples:
         tuple(t for w in windows for t in w.long_calls_us),
         tuple(f for w in windows for f in w.fast_us),
         sum(w.seconds for w in windows),
+        compute_us=per_round("compute_us"),
+        relative_compute=per_round("relative_compute"),
     )

@@ -12,7 +12,7 @@ from .. import backends
 from ..fixture import NeuronProfile, benchmark_extra_info
 from ..measure.progress import Writer
 from ..measure.runner import Runner
-from ..measure.window import RECORD_WINDOWS, WindowPlan
+from ..measure.window import WindowPlan
 from ..model import Measurement
 from ..settings import Settings
 from ..work.calibrate import cpu_peaks
@@ -56,8 +56,6 @@ class Instruments:
                 reference=s.reference,
                 window=s.window,
                 threads=s.threads,
-                # A baseline is one recording that every later run is judged against.
-                record_windows=RECORD_WINDOWS if s.update else 1,
             )
         return self._runner
 

@@ -14,8 +14,9 @@ from ..escape import terminal, xml
 from ..fixture import NeuronProfile
 from ..gate.compare import Comparison, judged_by_reference, window_settled
 from ..gate.marker import Budget, tolerance_for
+from ..gate.record import recording_settled
 from ..measure.progress import Writer
-from ..measure.window import WindowPlan
+from ..measure.window import PASSES, RECORD_WINDOWS, WindowPlan
 from ..model import Measurement, Record
 from ..reports.change import baseline_text
 from ..reports.fit import terminal_width, wrap
@@ -140,6 +141,7 @@ class MeasuringSession:
             comparisons,
             passed=report.passed,
             update=self.settings.update,
+            strict_budgets=self.settings.budget_strict,
             tolerance=self.settings.tolerance,
             gated="host_us" if self.instruments.host_timed else "device_us",
         )
@@ -201,22 +203,32 @@ class MeasuringSession:
         )
 
     def window_for(self, item: pytest.Item, region: str) -> WindowPlan:
-        """A window only where a host time is judged: recording one (every window, whole),
-        or comparing with an entry that exists (adaptive: it stops once its rounds settle
-        the verdict). Budgets are medians of rounds: a plain run, or a region with no
-        entry, times one call per round (docs/cost.md)."""
+        """A window only where a host time is judged: recording one (adaptive: it stops once
+        its rounds pin the recorded figures down), or comparing with an entry that exists
+        (adaptive: it stops once its rounds settle the verdict). Budgets are judged on the
+        rounds: a plain run, or a region with no entry, times one call per round
+        (docs/cost.md)."""
         s = self.settings
-        if s.update or (s.enabled and (s.json_path is not None or s.export is not None)):
-            # Recorded, or written to a JSON report that `neuronperf compare` and `history`
-            # judge later: the whole window.
+        budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
+        tolerance = tolerance_for(budgets, region, s.tolerance)
+        if s.update:
+            # Recorded: passes until every figure to be judged is known well enough for the
+            # tolerance, up to RECORD_WINDOWS whole windows (gate/record.py).
+            return WindowPlan(
+                s.window,
+                settled=lambda samples: recording_settled(samples, tolerance=tolerance),
+                passes=RECORD_WINDOWS * PASSES,
+                what="recording",
+            )
+        if s.enabled and (s.json_path is not None or s.export is not None):
+            # Written to a JSON report that `neuronperf compare` and `history` judge later:
+            # the whole window.
             return WindowPlan(s.window)
         store = self.baselines.store
         entry = store.get(item.nodeid, region) if store is not None else None
         if entry is None or not (s.compare_host or self.instruments.host_timed):
             # No entry, or device time judged (from the profiled rounds): no window.
             return WindowPlan(0.0)
-        budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
-        tolerance = tolerance_for(budgets, region, s.tolerance)
         torch = self.instruments.runner.environment.get("torch")
         by_reference = judged_by_reference(entry, torch, s.reference)
         return WindowPlan(

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import Violation, check
+from ..gate.budget import Violation, check, time_notes
 from ..gate.collectives import flag_stragglers
 from ..gate.compare import Comparison, compare
 from ..gate.marker import Budget, marker_tolerance, tolerance_for
@@ -61,6 +61,7 @@ def judge(
     *,
     passed: bool,
     update: bool,
+    strict_budgets: bool = False,
     tolerance: float | None = None,
     gated: str = "",
 ) -> Verdict:
@@ -70,13 +71,18 @@ def judge(
     (``update``) the baseline judges nothing: the new figures are what is being stored.
     ``tolerance``: the session's, against which a distributed region's slowest rank is
     flagged a straggler (the marker's for its region wins). ``gated`` (the time the
-    session's gate judges) goes on the records for reports."""
+    session's gate judges) goes on the records for reports. ``strict_budgets``: time limits
+    on the bare median (gate/budget.py)."""
     if tolerance is not None:
         measurements = [
             flag_stragglers(m, tolerance_for(budgets, m.region, tolerance)) if m.ranks else m
             for m in measurements
         ]
-    violations = [v for b in budgets for v in check(b, measurements)] if passed else []
+    violations = (
+        [v for b in budgets for v in check(b, measurements, strict=strict_budgets)]
+        if passed
+        else []
+    )
     baseline_failed = [
         (m.region, c)
         for m in measurements
@@ -86,7 +92,10 @@ def judge(
     sentences += [f for _, c in baseline_failed for f in c.failures]
     notes = [n for _, c in baseline_failed for n in c.notes]
     named = {v.region for v in violations} | {region for region, _ in baseline_failed}
-    records = [_record(m, budgets, violations, comparisons, passed, gated) for m in measurements]
+    records = [
+        _record(m, budgets, violations, comparisons, passed, gated, strict_budgets)
+        for m in measurements
+    ]
     return Verdict(
         tuple(records),
         tuple(sentences),
@@ -102,6 +111,7 @@ def _record(
     comparisons: Mapping[str, Comparison | None],
     passed: bool,
     gated: str,
+    strict_budgets: bool,
 ) -> Record:
     """One measurement's record: its budgets' status and its baseline comparison."""
     mine = [b for b in budgets if b.region in (None, m.region)]
@@ -114,9 +124,14 @@ def _record(
     else:
         status = Status.OK if mine else Status.MEASURED
     c = comparisons.get(m.region)
+    # A time limit too few rounds could judge says so where the budget is shown.
+    unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets)]
+    described = "; ".join(b.describe() for b in mine)
+    if unjudged and passed:
+        described += f" ({'; '.join(unjudged)})"
     return Record(
         m,
-        "; ".join(b.describe() for b in mine),
+        described,
         status,
         failed,
         baseline=c.status if c else "",

@@ -13,6 +13,8 @@ import sys
 def pytest_unconfigure(config):
     loaded = sorted(m for m in sys.modules if m.startswith(("pytest_neuronperf", "torch")))
     print("LOADED", " ".join(loaded))
+    from pytest_neuronperf.session.lazy import SESSION
+    print("STARTED", config.stash[SESSION].started)
 """
 HEAVY = (
     "torch",
@@ -24,6 +26,12 @@ HEAVY = (
     "pytest_neuronperf.reports",
     "pytest_neuronperf.baselines",
 )
+
+
+def started(result: pytest.RunResult) -> str:
+    """Whether the run's one session (made at configure) started its measuring part."""
+    (line,) = [line for line in result.stdout.lines if line.startswith("STARTED ")]
+    return line.split()[1]
 
 
 def loaded(result: pytest.RunResult) -> set[str]:
@@ -39,6 +47,7 @@ def test_a_run_that_never_measures_loads_no_session(pytester: pytest.Pytester) -
     modules = loaded(result)
     assert "pytest_neuronperf.plugin" in modules
     assert not {m for m in modules if m.startswith(HEAVY)}, sorted(modules)
+    assert started(result) == "False", "the session exists from configure, unstarted"
 
 
 def test_the_fixture_or_a_marker_starts_it(pytester: pytest.Pytester) -> None:
@@ -56,3 +65,4 @@ def test_fixture(neuron_profile):
     modules = loaded(result)
     assert "pytest_neuronperf.session.measuring" in modules
     assert "pytest_neuronperf.session.controller" in modules
+    assert started(result) == "True"

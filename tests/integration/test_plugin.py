@@ -125,13 +125,13 @@ def test_marked_is_enforced(neuron_profile, xw):
         ("max_kernels=1", "*region 'naive' ran 7 kernels, budget max_kernels=1*"),
         (
             "max_device_us=0.001",
-            "*region 'naive' took * µs of device time (median of 3 rounds), "
-            "budget max_device_us=0.001*",
+            "*region 'naive' took * µs of device time (median of 5 rounds, 95% CI *..* µs), "
+            "over budget max_device_us=0.001 with 95% confidence*",
         ),
         (
             "max_host_us=0.001",
-            "*region 'naive' took * µs of host time (median of 3 rounds), "
-            "budget max_host_us=0.001*",
+            "*region 'naive' took * µs of host time (median of 5 rounds, 95% CI *..* µs), "
+            "over budget max_host_us=0.001 with 95% confidence*",
         ),
     ],
 )
@@ -144,9 +144,31 @@ def test_it(neuron_profile, xw):
     neuron_profile(naive, *xw)
 """,
     )
-    result = run(pytester)
+    # Five rounds: the fewest a time budget's interval is judged on.
+    result = run(pytester, "--neuron-profile-rounds=5")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([sentence])
+
+
+def test_a_time_budget_on_too_few_rounds_is_not_judged_unless_strict(
+    pytester: pytest.Pytester,
+) -> None:
+    write(
+        pytester,
+        """
+@pytest.mark.neuron_budget(max_host_us=0.001)
+def test_it(neuron_profile, xw):
+    neuron_profile(naive, *xw)
+""",
+    )
+    result = run(pytester, "--neuron-profile")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*max_host_us not judged: 3 rounds, at least 5 needed*"])
+    result = run(pytester, "--neuron-profile-budget-strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*took * µs of host time (median of 3 rounds), budget max_host_us=0.001 (strict: *"]
+    )
 
 
 def test_region_restricts_the_budget_to_one_measurement(pytester: pytest.Pytester) -> None:

@@ -1,5 +1,6 @@
-"""Recording baselines end to end: each measurement pools several windows, and
---neuron-profile-pool and ``python -m pytest_neuronperf record`` pool recording processes."""
+"""Recording baselines end to end: each measurement pools passes until its figures are
+pinned down, and --neuron-profile-pool and ``python -m pytest_neuronperf record`` pool
+recording processes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from helpers import sampled_windows
 from test_baseline import FILE, MODULE, run, stored
 
-from pytest_neuronperf.measure.window import RECORD_WINDOWS
+from pytest_neuronperf.measure.window import PASSES, RECORD_WINDOWS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -30,16 +31,23 @@ def test_a(neuron_profile):
     # The plain run measures into a directory of its own: this test is about what is
     # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
     plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
+    # A recording samples passes of a fifth of the window until its figures are pinned down
+    # (gate/record.py), up to RECORD_WINDOWS windows, in one plan; a JSON report one window.
     windows = sampled_windows(monkeypatch)
-    for extra, count in ((["--neuron-profile-update"], RECORD_WINDOWS), (plain, 1)):
+    for extra, passes, settles in (
+        (["--neuron-profile-update"], RECORD_WINDOWS * PASSES, True),
+        (plain, PASSES, False),
+    ):
         windows.clear()
         report = pytester.path / "report.json"
         result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
         result.assert_outcomes(passed=1)
         (row,) = json.loads(report.read_text())["measurements"]
-        # What was sampled, not how long it took: whole windows of 0.06 s, as many as asked.
-        assert [(plan.seconds, plan.settled) for plan, _ in windows] == [(0.06, None)] * count
-        # window_s is how long the sampling ran: its windows together.
+        # What was sampled, not how long it took: one plan of 0.06 s windows' passes.
+        assert [(p.seconds, p.passes, p.settled is not None) for p, _ in windows] == [
+            (0.06, passes, settles)
+        ]
+        # window_s is how long the sampling ran.
         spent = sum(samples.seconds for _, samples in windows)
         assert row["measurement"]["window_s"] == pytest.approx(spent), extra
         assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"

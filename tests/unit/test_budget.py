@@ -8,7 +8,7 @@ from typing import Any
 import helpers
 import pytest
 
-from pytest_neuronperf.gate.budget import check
+from pytest_neuronperf.gate.budget import check, time_notes
 from pytest_neuronperf.gate.marker import (
     Budget,
     BudgetError,
@@ -17,6 +17,7 @@ from pytest_neuronperf.gate.marker import (
     tolerance_for,
 )
 from pytest_neuronperf.model import Measurement, Work
+from pytest_neuronperf.stats import Stats, median_interval
 
 # Nine steady rounds and one preempted 10x over: the median is 100, the worst round 1000.
 ROUNDS = [100.0] * 9 + [1000.0]
@@ -48,14 +49,72 @@ def test_time_budgets_are_judged_on_the_median_not_the_worst_round(
     # Above the median, below the worst round: one preempted round does not fail a test.
     assert metrics(limit(median * 2)) == []
     assert metrics(limit(median)) == [], "a limit equal to the median holds"
-    # Below the median: fails, and the sentence names the median and the rounds.
+    # Below the median: fails, and the sentence names the median, its interval and rounds.
     (v,) = check(limit(median * 0.9), [measurement()])
     assert (v.metric, v.value, v.limit) == (metric, median, median * 0.9)
     what = "device" if metric == "max_device_us" else "host"
     assert v.sentence == (
-        f"neuron_budget: region 'r' took {median:.1f} µs of {what} time (median of 10 rounds), "
-        f"budget {metric}={median * 0.9:g}"
+        f"neuron_budget: region 'r' took {median:.1f} µs of {what} time (median of 10 rounds, "
+        f"95% CI {median:.1f}..{median:.1f} µs), over budget {metric}={median * 0.9:g} "
+        "with 95% confidence"
     )
+
+
+# Ten rounds spread 90..135 µs: median 112.5, its 95% interval about 100..125.
+SPREAD = [90.0, 95.0, 100.0, 105.0, 110.0, 115.0, 120.0, 125.0, 130.0, 135.0]
+
+
+def test_a_time_budget_fails_only_when_the_medians_interval_is_wholly_above_it() -> None:
+    """The median above the limit is not enough on a noisy machine: the lower bound of its
+    95% interval must be. Strict mode keeps the bare median."""
+    m = measurement(host_us=Stats.of(SPREAD))
+    _, low, high = median_interval(SPREAD)
+    assert 95.0 < low < 112.5 < high < 130.0
+
+    def over(limit: float, *, strict: bool = False) -> list[tuple[str, str, float | None]]:
+        return [(v.region, v.metric, v.value) for v in check(
+            neuron_budget(max_host_us=limit), [m], strict=strict
+        )]  # fmt: skip
+
+    # At the lower bound the budget holds; just under it, it fails.
+    assert over(low) == []
+    assert over(low - 0.01) == [("r", "max_host_us", 112.5)]
+    # The median over the limit, the interval not wholly: holds, but strict fails it.
+    assert over(110.0) == []
+    (v,) = check(neuron_budget(max_host_us=110), [m], strict=True)
+    assert v.value == 112.5
+    assert v.sentence == (
+        "neuron_budget: region 'r' took 112.5 µs of host time (median of 10 rounds), "
+        "budget max_host_us=110 (strict: the median alone)"
+    )
+    assert over(112.5, strict=True) == [], "strict: a limit equal to the median holds"
+
+
+def test_too_few_rounds_leave_a_time_budget_not_judged_unless_strict() -> None:
+    few = measurement(device_us=Stats.of([500.0] * 4), host_us=Stats.of([500.0] * 4))
+    budget = neuron_budget(max_device_us=100, max_host_us=100, max_ops=1)
+    # Counts still are judged; times are not, and the notes say so.
+    assert [v.metric for v in check(budget, [few])] == ["max_ops"]
+    assert time_notes(budget, few) == [
+        "max_device_us not judged: 4 rounds, at least 5 needed",
+        "max_host_us not judged: 4 rounds, at least 5 needed",
+    ]
+    assert [v.metric for v in check(budget, [few], strict=True)] == [
+        "max_ops",
+        "max_device_us",
+        "max_host_us",
+    ]
+    assert time_notes(budget, few, strict=True) == []
+    # Five rounds are enough to judge.
+    five = measurement(host_us=Stats.of([500.0] * 5))
+    assert [v.metric for v in check(neuron_budget(max_host_us=100), [five])] == ["max_host_us"]
+    assert time_notes(neuron_budget(max_host_us=100), five) == []
+    # A budget aimed at another region says nothing of this one.
+    assert time_notes(neuron_budget(max_host_us=100, region="other"), few) == []
+    one = measurement(host_us=Stats.of([500.0]))
+    assert time_notes(neuron_budget(max_host_us=100), one) == [
+        "max_host_us not judged: 1 round, at least 5 needed"
+    ]
 
 
 def test_count_budgets_fail_above_and_hold_at_the_limit() -> None:

@@ -14,7 +14,9 @@ import pytest
 
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import dumps, load
+from pytest_neuronperf.baselines.update import POOL_CAP
 from pytest_neuronperf.codec import DecodeError
+from pytest_neuronperf.gate.compare import compare
 from pytest_neuronperf.model import (
     ROUND_SAMPLES,
     BaselineStatus,
@@ -83,6 +85,8 @@ def test_the_round_samples_are_every_stats_figure() -> None:
         "host_relative",
         "dispatch_reference_us",
         "host_relative_dispatch",
+        "compute_reference_us",
+        "host_relative_compute",
     )
 
 
@@ -222,3 +226,81 @@ def test_nested_values_name_their_path() -> None:
     d["work"]["per_op"][0]["flops"] = -1
     with pytest.raises(DecodeError, match=r"work\.per_op\[0\]\.flops must be a whole number"):
         Measurement.from_dict(d)
+
+
+# --- pooled over recording processes (--neuron-profile-pool, record) ---------------------
+
+
+def test_pooling_concatenates_processes_and_keeps_the_newest() -> None:
+    first, second = helpers.process_entry(5.0, 0), helpers.process_entry(6.0, 10)
+    both = first.pooled_with(second, POOL_CAP)
+    assert both is not None
+    assert both.processes == 2 and both.rounds == helpers.POOL_ROUNDS
+    assert both.host_relative is not None and first.host_relative is not None
+    assert both.host_relative.samples == (
+        first.host_relative.samples + second.host_relative.samples  # type: ignore[union-attr]
+    )
+    # Past the cap the oldest process's rounds go first.
+    pool = first
+    for i in range(1, POOL_CAP + 2):
+        merged = pool.pooled_with(helpers.process_entry(5.0 + i, 10 * i), POOL_CAP)
+        assert merged is not None
+        pool = merged
+    assert pool.processes == POOL_CAP
+    assert pool.host_us.n == POOL_CAP * helpers.POOL_ROUNDS
+    assert pool.host_relative is not None
+    # Processes 0 and 1 were dropped: the newest POOL_CAP remain, oldest first.
+    kept = [helpers.process_entry(5.0 + i, 10 * i).host_relative for i in range(2, POOL_CAP + 2)]
+    assert pool.host_relative.samples == tuple(v for s in kept if s for v in s.samples)
+    # The count survives the file; one process leaves the key out, so old entries keep
+    # their bytes.
+    assert Entry.from_dict(json.loads(json.dumps(pool.to_dict()))) == pool
+    assert "processes" not in first.to_dict()
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"ops": 3, "op_counts": {"aten::mul": 2, "aten::sum": 1}},
+        {"rounds": 5},
+        {"environment": {"torch": "2.14.0", "device_kind": "cpu:x86_64"}},
+        {"flops": 10},
+        {"host_relative_dispatch": None, "dispatch_reference_us": None},
+    ],
+    ids=["ops", "rounds", "torch", "work", "figures"],
+)
+def test_what_measures_something_else_is_not_pooled(other: dict[str, object]) -> None:
+    changed = dataclasses.replace(helpers.process_entry(5.0), **other)  # type: ignore[arg-type]
+    assert helpers.process_entry(5.0).pooled_with(changed, POOL_CAP) is None
+
+
+def test_a_damaged_process_count_is_refused() -> None:
+    d = helpers.process_entry(5.0).to_dict()
+    for bad in (0, -1, 1.5, True, "2"):
+        d["processes"] = bad
+        with pytest.raises(ValueError, match="processes must be a whole number >= 1"):
+            Entry.from_dict(d)
+
+
+def test_a_pooled_baseline_spans_the_processes_offsets_and_still_fails_a_regression() -> None:
+    """Three recording processes at 0.9, 1.0 and 1.1 of the same speed. A rerun 25% above
+    the slowest-looking one fails against that one process alone; against the pool it sits
+    within the processes' own spread and passes. Twice the time fails against both."""
+    processes = [
+        helpers.process_entry(5.0 * f, seed) for f, seed in ((0.9, 0), (1.0, 10), (1.1, 20))
+    ]
+    pool = processes[0]
+    for p in processes[1:]:
+        merged = pool.pooled_with(p, POOL_CAP)
+        assert merged is not None
+        pool = merged
+    rerun = helpers.process_measurement(5.0 * 0.9 * 1.25, seed=99)
+    alone = compare(processes[0], rerun, tolerance=0.1, host_timed=True)
+    assert alone.status == "regressed"
+    pooled = compare(pool, rerun, tolerance=0.1, host_timed=True)
+    assert pooled.status == "same", pooled.failures
+    slow = compare(pool, helpers.process_measurement(10.0, seed=98), tolerance=0.1, host_timed=True)
+    assert slow.status == "regressed"
+    assert (
+        "regressed" in slow.failures[0] and "against both reference workloads" in (slow.failures[0])
+    )

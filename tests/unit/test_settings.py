@@ -38,6 +38,7 @@ OTHER: dict[str, tuple[str, Any]] = {
     "pool": ("true", True),
     "tolerance": ("25%", 0.25),
     "strict": ("1", True),
+    "budget_strict": ("yes", True),
     "compare_host": ("1", True),
     "count_work": ("off", False),
     "reference": ("no", False),

@@ -194,3 +194,26 @@ def test_reference_setting_reaches_the_comparison() -> None:
     )
     assert against(base, now).status == "same"
     assert against(base, now, reference=False).status == "regressed"
+
+
+def test_a_time_budget_too_few_rounds_could_judge_says_not_judged_unless_strict() -> None:
+    """Four warm rounds are too few for an interval: the time budget is neither passed nor
+    failed silently; the budget column says it was not judged. Strict budgets judge the
+    median. (A cold with-region's one round is refused outright: gate/budget.py.)"""
+    one = replace(measurement(device=[500.0] * 4, host=[500.0] * 4), warmup_rounds=3)
+    budgets = [neuron_budget(max_host_us=100)]
+    v = judge([one], budgets, {}, passed=True, update=False)
+    assert not v.failed
+    (record,) = v.records
+    assert record.status == "ok"
+    assert record.budget == "max_host_us=100 (max_host_us not judged: 4 rounds, at least 5 needed)"
+    v = judge([one], budgets, {}, passed=True, update=False, strict_budgets=True)
+    assert v.sentences == (
+        "neuron_budget: region 'r' took 500.0 µs of host time (median of 4 rounds), "
+        "budget max_host_us=100 (strict: the median alone)",
+    )
+    assert v.records[0].budget == "max_host_us=100"
+    # Enough rounds: judged on the interval, over by far, fails.
+    v = judge([measurement(host=SLOWER)], [neuron_budget(max_host_us=100)], {}, passed=True,
+              update=False)  # fmt: skip
+    assert v.failed and "over budget max_host_us=100 with 95% confidence" in v.sentences[0]

@@ -16,6 +16,7 @@ from helpers import sampled_windows
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.gate import compare as compare_module
+from pytest_neuronperf.gate import ticks as ticks_module
 from pytest_neuronperf.gate.compare import compare, window_settled
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.runner import Runner
@@ -94,6 +95,9 @@ class SteadyReference:
     def dispatch_tick(self) -> float:
         return 1.0
 
+    def compute_tick(self) -> float:
+        return 20.0
+
 
 def test_after_a_stall_no_round_is_one_call_that_carries_a_scheduler_tick() -> None:
     """A loaded machine: 2 µs calls, descheduled for 45 ms in round 0, then, just resumed,
@@ -141,7 +145,9 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     windows = sampled_windows(monkeypatch)
-    runner = Runner(CpuBackend(), count_work=False, window=0.2)
+    # One thread, the plugin's default: on two loaded cores a 2-thread matmul tick waits
+    # milliseconds for a core (docs/threads.md), and the window would hold few calls.
+    runner = Runner(CpuBackend(), count_work=False, window=0.2, threads=1)
     x = torch.randn(64, 64)
     result, m = runner.measure_callable(
         torch.relu, (x,), {}, test_id="t", name="relu", warmup=2, rounds=5
@@ -196,6 +202,9 @@ class FakeReference:
 
     def dispatch_tick(self) -> float:
         return 5.0
+
+    def compute_tick(self) -> float:
+        return 40.0
 
 
 def test_relative_is_the_low_decile_of_each_call_over_its_own_tick() -> None:
@@ -343,6 +352,7 @@ def test_a_comparison_bootstraps_only_the_times_it_judges(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(compare_module, "compare_times", counted)
+    monkeypatch.setattr(ticks_module, "compare_times", counted)
     entry, now = Entry.of(two_ticks(1.0, 1.0)), two_ticks(1.3, 1.5)
     for kwargs, bootstraps, status in (
         # cpu: host time against both ticks; neither device_us nor raw host_us is judged.
@@ -436,8 +446,17 @@ def test_a(neuron_profile):
 
     try:
         recorded = measured("--neuron-profile-update")
-        assert [(p.seconds, p.settled) for p, _ in windows] == [(0.06, None)] * RECORD_WINDOWS
-        assert recorded["window_note"] == "", "a recording samples every window whole"
+        # A recording samples passes until its figures are pinned down (gate/record.py):
+        # one window plan, up to RECORD_WINDOWS windows' worth of passes, with a stop rule.
+        [(plan, sampled)] = windows
+        assert (plan.seconds, plan.passes, plan.what) == (
+            0.06,
+            RECORD_WINDOWS * PASSES,
+            "recording",
+        )
+        assert plan.settled is not None
+        assert recorded["window_s"] == pytest.approx(sampled.seconds)
+        assert recorded["window_note"].startswith(("recording stopped after", "recording ran "))
         judged = measured("--neuron-profile")
         assert judged["window_s"] > 0 and judged["host_calls"] > 10
         # The adaptive window says where it stopped, unless a busy moment made its host time

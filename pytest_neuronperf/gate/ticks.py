@@ -1,0 +1,102 @@
+"""Which reference ticks judge a region's host time, and the agreement among them.
+
+Each tick (measure/reference.py) follows one kind of cost: the memory-bound tick a region
+that streams data, the dispatch-bound tick a region of a few small ops, the compute-bound
+tick (a small matmul) a region whose time is arithmetic. A slower region moves against
+every tick; a drift in what one tick times moves the region against that one only. So a
+change counts only when every tick that judges the region agrees, and the figure reported
+is the smallest of their changes.
+
+The compute tick judges a region whose counted work does at least COMPUTE_INTENSITY FLOPs
+per byte moved, and a region whose work was not counted (its kind unknown, it gets every
+opinion): with nothing changed, a 256x256 matmul moved beyond the tolerance against both
+small ticks, both ways, while they drifted and it did not (benchmarks/RESULTS.md, "A false
+failure on a compute-bound region"). A data-bound region is judged as before, on the memory
+and dispatch ticks: the compute tick does not follow what moves it, and a third opinion that
+drifts on its own would cost catches for nothing. Why, with figures: docs/gate-quality.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from ..baselines.entry import Entry
+from ..model import Figures, Measurement
+from ..stats import Stats, TimeChange, TimeVerdict, compare_times
+
+MEMORY, DISPATCH, COMPUTE = "memory-bound", "dispatch-bound", "compute-bound"
+# FLOPs per byte moved from which a region's time is mostly arithmetic: a 96x96 matmul does
+# 16, a 256x256 one 43, an elementwise op or a reduction 0.1-1, RMSNorm about 1.
+COMPUTE_INTENSITY = 8.0
+
+# A tick's kind -> the Figures fields holding its per-round tick and the region against it.
+TICK_FIELDS: dict[str, tuple[str, str]] = {
+    MEMORY: ("reference_us", "host_relative"),
+    DISPATCH: ("dispatch_reference_us", "host_relative_dispatch"),
+    COMPUTE: ("compute_reference_us", "host_relative_compute"),
+}
+
+
+def judging_kinds(entry: Entry, m: Measurement | None) -> tuple[str, ...]:
+    """The ticks whose agreement a region's host-time change needs, by its counted work
+    (this measurement's where counted, else the entry's: counts are exact on both sides)."""
+    flops, moved = entry.flops, entry.bytes_moved
+    if m is not None and m.work is not None:
+        flops, moved = m.work.flops, m.work.bytes_moved
+    if flops is not None and moved and flops / moved < COMPUTE_INTENSITY:
+        return (MEMORY, DISPATCH)
+    # Arithmetic-heavy, or its kind unknown (work not counted, no bytes): every tick.
+    return (MEMORY, DISPATCH, COMPUTE)
+
+
+def relatives_of(f: Figures) -> dict[str, Stats | None]:
+    """A measurement's or an entry's rounds against each tick, by the tick's kind."""
+    return {kind: getattr(f, rel) for kind, (_, rel) in TICK_FIELDS.items()}
+
+
+def relative_changes(
+    entry: Entry,
+    now: Mapping[str, Stats | None],
+    tolerance: float,
+    kinds: tuple[str, ...],
+) -> list[tuple[str, TimeChange]]:
+    """The change against each of ``kinds`` that both sides were timed against."""
+    against: list[tuple[str, TimeChange]] = []
+    for kind in kinds:
+        ref_field, rel_field = TICK_FIELDS[kind]
+        then_ref, then_rel, now_rel = (
+            getattr(entry, ref_field),
+            getattr(entry, rel_field),
+            now[kind],
+        )
+        if then_ref is None or then_rel is None or now_rel is None:
+            continue
+        # At the baseline's speed of that reference, so that medians read as µs.
+        scale = then_ref.median
+        then_us = [v * scale for v in then_rel.samples]
+        now_us = [v * scale for v in now_rel.samples]
+        against.append((kind, compare_times(then_us, now_us, tolerance)))
+    return against
+
+
+def agreed(against: list[tuple[str, TimeChange]]) -> TimeChange | None:
+    """One verdict from the changes against several ticks: a change only where all agree,
+    the figure of the one nearest no change, its reason naming each; None without any."""
+    if not against:
+        return None
+    if len(against) == 1 or any(c.verdict == "unjudged" for _, c in against):
+        return against[0][1]
+    changes = [c for _, c in against]
+    verdict: TimeVerdict = changes[0].verdict
+    if any(c.verdict != verdict for c in changes):
+        verdict = "same"
+    # The one nearer no change, on a log scale, is the one the verdict rests on.
+    nearer = min(changes, key=_distance)
+    reason = ", ".join(f"{kind} {c.percent()}" for kind, c in against)
+    return replace(nearer, verdict=verdict, reason=reason)
+
+
+def _distance(c: TimeChange) -> float:
+    return abs(math.log(c.ratio)) if c.ratio > 0 else math.inf

@@ -1,0 +1,243 @@
+"""Which reference ticks judge a region's host time (gate/ticks.py), and the compute tick
+the window times for them (measure/window.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate.compare import compare, window_settled
+from pytest_neuronperf.gate.ticks import (
+    COMPUTE,
+    COMPUTE_INTENSITY,
+    DISPATCH,
+    MEMORY,
+    judging_kinds,
+)
+from pytest_neuronperf.measure.window import COMPUTE_TICKS_PER_ROUND, HostSamples, sample_host
+from pytest_neuronperf.model import Measurement, Work
+from pytest_neuronperf.stats import Stats
+
+BASE = [10.0 + 0.01 * i for i in range(10)]
+
+
+def region(memory: float, dispatch: float, compute: float, *, flops: int | None) -> Measurement:
+    """A host-timed measurement whose rounds against the memory, dispatch and compute ticks
+    (10, 2 and 20 µs) are each a steady base times the given factor; ``flops`` of work on
+    1,000 bytes read (None: work not counted)."""
+    times = [100.0 + i for i in range(10)]
+    work = None if flops is None else Work(flops=flops, bytes_read=1_000, bytes_written=0)
+    return Measurement(
+        test_id="t.py::t",
+        region="mm",
+        backend="cpu",
+        device_kind="cpu:x86_64",
+        ops=1,
+        kernels=1,
+        op_counts={"aten::mm": 1},
+        kernel_counts={"aten::mm": 1},
+        device_us=Stats.of(times),
+        host_us=Stats.of(times),
+        rounds=10,
+        reference_us=Stats.of([10.0] * 10),
+        host_relative=Stats.of([v * memory for v in BASE]),
+        dispatch_reference_us=Stats.of([2.0] * 10),
+        host_relative_dispatch=Stats.of([v * 5 * dispatch for v in BASE]),
+        compute_reference_us=Stats.of([20.0] * 10),
+        host_relative_compute=Stats.of([v / 2 * compute for v in BASE]),
+        work=work,
+    )
+
+
+MATMUL = 43_000  # 43 FLOPs a byte: a 256x256 matmul
+ELEMENTWISE = 1_000  # 1 FLOP a byte
+
+
+def judged(entry_flops: int | None, now: Measurement) -> tuple[str, tuple[str, ...]]:
+    entry = Entry.of(region(1, 1, 1, flops=entry_flops))
+    c = compare(entry, now, tolerance=0.1, host_timed=True)
+    return c.status, tuple(kind for kind, _ in c.references)
+
+
+def test_the_compute_tick_judges_arithmetic_heavy_regions_and_those_of_unknown_kind() -> None:
+    everyone = (MEMORY, DISPATCH, COMPUTE)
+    at = int(COMPUTE_INTENSITY * 1_000)
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=MATMUL)), None) == everyone
+    # The boundary: COMPUTE_INTENSITY FLOPs a byte is arithmetic-heavy, a FLOP less is not.
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=at)), None) == everyone
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=at - 1)), None) == (MEMORY, DISPATCH)
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=ELEMENTWISE)), None) == (
+        MEMORY,
+        DISPATCH,
+    )
+    # Not counted on either side: every tick has its say.
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=None)), None) == everyone
+    # The measurement's count wins where it has one; the entry's where it has none.
+    now = region(1, 1, 1, flops=ELEMENTWISE)
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=MATMUL)), now) == (MEMORY, DISPATCH)
+    uncounted = region(1, 1, 1, flops=None)
+    assert judging_kinds(Entry.of(region(1, 1, 1, flops=MATMUL)), uncounted) == everyone
+
+
+def test_small_ticks_that_drifted_do_not_fail_a_matmul_the_compute_tick_follows() -> None:
+    """RESULTS.md's false failure: both small ticks sped up, the matmul held its time; its
+    ratio to them rose 30-50% while its ratio to a matmul tick did not."""
+    status, kinds = judged(MATMUL, region(1.3, 1.5, 1.02, flops=MATMUL))
+    assert status == "same" and kinds == (MEMORY, DISPATCH, COMPUTE)
+    # The other way: small ticks slowed, the matmul did not: no false "improved" either.
+    assert judged(MATMUL, region(0.7, 0.75, 0.99, flops=MATMUL))[0] == "same"
+    # A matmul that really slowed moves against all three: regressed, on the smallest.
+    c = compare(
+        Entry.of(region(1, 1, 1, flops=MATMUL)),
+        region(1.4, 1.5, 1.3, flops=MATMUL),
+        tolerance=0.1,
+        host_timed=True,
+    )
+    assert c.status == "regressed" and c.host is not None
+    assert c.host.ratio == pytest.approx(1.3)
+    assert (
+        "host_us regressed +30% against all 3 reference workloads (memory-bound +40%, "
+        "dispatch-bound +50%, compute-bound +30%: judged on the smaller; median"
+    ) in c.failures[0]
+    # The log reads which ticks judged it, and what each moved, as data.
+    assert [(k, round(ch.ratio, 2)) for k, ch in c.references] == [
+        (MEMORY, 1.4),
+        (DISPATCH, 1.5),
+        (COMPUTE, 1.3),
+    ]
+    assert c.cell() == "regressed +30%"
+
+
+def test_a_data_bound_region_is_not_held_back_by_the_compute_tick() -> None:
+    """An elementwise region that slowed against the memory and dispatch ticks regressed,
+    whatever the compute tick did: it does not follow such a region."""
+    status, kinds = judged(ELEMENTWISE, region(1.3, 1.35, 1.0, flops=ELEMENTWISE))
+    assert (status, kinds) == ("regressed", (MEMORY, DISPATCH))
+    # And the two ticks still must agree with each other.
+    assert judged(ELEMENTWISE, region(1.3, 1.0, 1.3, flops=ELEMENTWISE))[0] == "same"
+
+
+def test_an_entry_without_the_compute_tick_is_judged_on_the_others_and_rewritten() -> None:
+    older = Entry.of(
+        replace(
+            region(1, 1, 1, flops=MATMUL), compute_reference_us=None, host_relative_compute=None
+        )
+    )
+    now = region(1.3, 1.4, 1.0, flops=MATMUL)
+    c = compare(older, now, tolerance=0.1, host_timed=True)
+    assert c.status == "regressed"
+    assert [k for k, _ in c.references] == [MEMORY, DISPATCH]
+    assert c.needs_write
+    same = region(1, 1, 1, flops=MATMUL)
+    assert not compare(Entry.of(same), same, tolerance=0.1, host_timed=True).needs_write
+    damaged = Entry.of(same).to_dict()
+    damaged["host_relative_compute"]["samples"][2] = 0
+    with pytest.raises(ValueError, match="host_relative_compute samples must all be > 0"):
+        Entry.from_dict(damaged)
+
+
+def samples_of(m: Measurement) -> HostSamples:
+    def values(s: Stats | None) -> list[float]:
+        return list(s.samples) if s is not None else []
+
+    return HostSamples(
+        list(m.host_us.samples),
+        values(m.reference_us),
+        values(m.host_relative),
+        values(m.dispatch_reference_us),
+        values(m.host_relative_dispatch),
+        1_000,
+        None,
+        compute_us=values(m.compute_reference_us),
+        relative_compute=values(m.host_relative_compute),
+    )
+
+
+def test_the_window_stops_once_the_compute_tick_says_a_matmul_is_unchanged() -> None:
+    entry = Entry.of(region(1, 1, 1, flops=MATMUL))
+    drifted = samples_of(region(1.3, 1.08, 1.0, flops=MATMUL))
+    why = window_settled(entry, drifted, tolerance=0.1, by_reference=True)
+    assert why is not None and "inside the tolerance against the compute-bound tick" in why
+    # An elementwise region with the same figures is not settled: its two ticks neither
+    # agree on a change nor put it inside the band with the margin.
+    entry = Entry.of(region(1, 1, 1, flops=ELEMENTWISE))
+    drifted = samples_of(region(1.3, 1.08, 1.0, flops=ELEMENTWISE))
+    assert window_settled(entry, drifted, tolerance=0.1, by_reference=True) is None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class CountingReference:
+    """Free ticks: memory 10 µs, dispatch 2 µs; compute 80 µs at each round's first tick
+    (a slow moment), 20 µs at the others."""
+
+    def __init__(self) -> None:
+        self.compute_ticks = 0
+
+    def tick(self) -> float:
+        return 10.0
+
+    def dispatch_tick(self) -> float:
+        return 2.0
+
+    def compute_tick(self) -> float:
+        self.compute_ticks += 1
+        return 80.0 if self.compute_ticks % COMPUTE_TICKS_PER_ROUND == 1 else 20.0
+
+
+def test_the_compute_tick_is_timed_a_few_times_a_round_and_pairs_with_the_calls_after() -> None:
+    clock = Clock()
+
+    def call() -> None:
+        clock.now += 1_000  # 1 µs calls
+
+    ref = CountingReference()
+    s = sample_host(call, rounds=2, window_s=0.002, reference=ref, clock=clock)  # type: ignore[arg-type]
+    # 1 ms rounds of 1 µs calls: a compute tick at the start and every quarter of the round.
+    assert s.calls == 2_000
+    assert ref.compute_ticks == 2 * COMPUTE_TICKS_PER_ROUND
+    assert s.compute_us == [20.0, 20.0]  # per round the median of its four ticks
+    # The first quarter of each round's calls ran after the 80 µs tick: paired call by call,
+    # a quarter of the ratios are 1/80, so the low decile is; paired with the round's
+    # median tick every ratio would be 1/20.
+    assert s.relative_compute == [pytest.approx(1 / 80)] * 2
+    assert s.relative == [pytest.approx(0.1)] * 2
+    # Without a window, one call a round, each after its own compute tick.
+    ref = CountingReference()
+    s = sample_host(call, rounds=3, window_s=0.0, reference=ref, clock=clock)  # type: ignore[arg-type]
+    assert ref.compute_ticks == 3 and len(s.relative_compute) == 3
+
+
+def test_the_window_stops_once_one_tick_rules_out_a_rise_and_another_a_fall() -> None:
+    """A change needs every tick: against memory +12% (no fall possible) and dispatch -8%
+    (no rise possible) neither a regression nor an improvement can be called."""
+    entry = Entry.of(region(1, 1, 1, flops=ELEMENTWISE))
+    split = samples_of(region(1.12, 0.92, 1.0, flops=ELEMENTWISE))
+    why = window_settled(entry, split, tolerance=0.1, by_reference=True)
+    assert why == (
+        "host time can be neither regressed against the dispatch-bound tick (95% CI -8%..-8%) "
+        "nor improved against the memory-bound tick (95% CI +12%..+12%)"
+    )
+    assert compare(entry, region(1.12, 0.92, 1.0, flops=ELEMENTWISE), tolerance=0.1,
+                   host_timed=True).status == "same"  # fmt: skip
+    # Dispatch +9%: inside the band but not by the margin, so a rise is still possible.
+    rising = samples_of(region(1.12, 1.09, 1.0, flops=ELEMENTWISE))
+    assert window_settled(entry, rising, tolerance=0.1, by_reference=True) is None
+    # Both below the band's middle: no rise is possible, but a fall still is: sample on.
+    falling = samples_of(region(0.88, 0.92, 1.0, flops=ELEMENTWISE))
+    assert window_settled(entry, falling, tolerance=0.1, by_reference=True) is None
+
+
+def test_raw_host_time_names_no_reference() -> None:
+    entry = Entry.of(region(1, 1, 1, flops=MATMUL))
+    c = compare(entry, region(1.3, 1.5, 1.3, flops=MATMUL), tolerance=0.1, host_timed=True,
+                use_reference=False)  # fmt: skip
+    assert c.references == () and c.status == "same"
