@@ -1,11 +1,17 @@
-"""What several test files share: one Measurement factory, and the suite and arguments the
-report tests run through pytester."""
+"""What several test files share: one Measurement factory, a record of the host windows a
+run sampled, and the suite and arguments the report tests run through pytester."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pytest
+
+from pytest_neuronperf.measure import host
+from pytest_neuronperf.measure.reference import Reference
+from pytest_neuronperf.measure.window import HostSamples, WindowPlan, sample_window
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.stats import Stats
 
@@ -44,6 +50,26 @@ def measurement(
     )
     values.update(changes)
     return Measurement(**values)
+
+
+def sampled_windows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[WindowPlan, HostSamples]]:
+    """Each host window the measurements sample from now on, with its plan: what the code
+    decided to sample, asserted in place of how long the sampling took (a wall clock)."""
+    seen: list[tuple[WindowPlan, HostSamples]] = []
+
+    def spy(
+        call: Callable[[], Any],
+        rounds: int,
+        plan: WindowPlan,
+        reference: Reference | None,
+        clock: Callable[[], int] = time.perf_counter_ns,
+    ) -> HostSamples:
+        samples = sample_window(call, rounds, plan, reference, clock)
+        seen.append((plan, samples))
+        return samples
+
+    monkeypatch.setattr(host, "sample_window", spy)
+    return seen
 
 
 # A fused RMSNorm under max_ops=1 that BREAK_FUSION=1 unfuses, and a plain region beside it.

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..escape import terminal
 from ..model import Measurement, Record, Status
 from ..reports.collectives import collective_lines
+from ..reports.json import offline_document
 from ..reports.terminal import measurement_detail, per_op_table, summary_table
 from ..trace.events import TraceError
 from ..trace.footprint import check_fits
@@ -39,7 +40,7 @@ def run(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> i
         print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        print(_json(report), end="")
     else:
         print(terminal(render(report)))
     return 0
@@ -93,10 +94,17 @@ def _run_neuron(path: Path, *, as_json: bool, region: str | None) -> int:
         print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        print(_json(report), end="")
     else:
         print(terminal(render_neuron(report)))
     return 0
+
+
+def _json(report: TraceReport | NeuronReport) -> str:
+    """The run report's layout (reports/json.py), which compare and history read. ASCII:
+    a name from a trace may hold a lone surrogate, which no terminal encoding takes."""
+    doc = offline_document(report.records(), report.source_dict(), report.extras())
+    return json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
 def render_neuron(report: NeuronReport) -> str:

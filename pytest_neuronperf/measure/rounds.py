@@ -91,21 +91,37 @@ def profile_rounds(
                 # Bare: a record_function around each tick doubled the time torch takes
                 # to read the profile back. Its aten::mul calls sit between the rounds.
                 out.device_refs.append(reference.tick())
-            if counters is not None:
-                counters.start()
-            f0 = faults()
-            w0 = time.time_ns()
-            with record_function(marker):
-                out.result = fn(*args, **kwargs)
-                sync()
-                if memory:
-                    out.result = None  # its frees belong to the round (see above)
-            out.host_windows[marker] = (w0, time.time_ns())
-            out.round_faults.append(float(faults() - f0))
-            if counters is not None:
-                out.allocator[marker] = counters.stop()
+            _one_round(out, marker, (fn, args, kwargs), sync, faults, counters, memory)
         if memory:
             out.result = fn(*args, **kwargs)
             sync()
     out.prof = prof
     return out
+
+
+def _one_round(
+    out: Profiled,
+    marker: str,
+    call: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]],
+    sync: Callable[[], None],
+    faults: Callable[[], int],
+    counters: MemoryProbe | None,
+    memory: bool,
+) -> None:
+    """One profiled round inside its marker, its host window, faults and counters beside it."""
+    from torch.profiler import record_function
+
+    fn, args, kwargs = call
+    if counters is not None:
+        counters.start()
+    f0 = faults()
+    w0 = time.time_ns()
+    with record_function(marker):
+        out.result = fn(*args, **kwargs)
+        sync()
+        if memory:
+            out.result = None  # its frees belong to the round (profile_rounds' docstring)
+    out.host_windows[marker] = (w0, time.time_ns())
+    out.round_faults.append(float(faults() - f0))
+    if counters is not None:
+        out.allocator[marker] = counters.stop()

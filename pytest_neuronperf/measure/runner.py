@@ -378,15 +378,8 @@ class Runner:
         ones); what the block leaves alive (its variables) is its retained memory."""
         marker = marker_name(self._seq_no(), name)
         if self._open:
-            outer = self._open[-1]
-            if name == outer.name or any(n == name for n, _ in outer.nested):
-                raise MeasureError(f"region {name!r} is already open or measured in this region")
-            from torch.profiler import record_function
-
-            with record_function(marker):
+            with self._nested_region(name, marker):
                 yield
-                self.backend.synchronize()
-            outer.nested.append((name, marker))
             return
         self._prepare()
         from torch.profiler import profile, record_function
@@ -418,6 +411,37 @@ class Runner:
             wall = (time.perf_counter_ns() - t0) / 1e3
         finally:
             self._open.pop()
+        self._region_done(
+            entry, prof, window, wall, allocator, test_id=test_id, on_done=on_done, memory=memory
+        )
+
+    @contextmanager
+    def _nested_region(self, name: str, marker: str) -> Iterator[None]:
+        """An inner region: a marker inside the outer region's profiler session."""
+        outer = self._open[-1]
+        if name == outer.name or any(n == name for n, _ in outer.nested):
+            raise MeasureError(f"region {name!r} is already open or measured in this region")
+        from torch.profiler import record_function
+
+        with record_function(marker):
+            yield
+            self.backend.synchronize()
+        outer.nested.append((name, marker))
+
+    def _region_done(
+        self,
+        entry: _OpenRegion,
+        prof: Any,
+        window: tuple[int, int],
+        wall: float,
+        allocator: dict[str, AllocatorFigures],
+        *,
+        test_id: str,
+        on_done: Callable[[Measurement], None],
+        memory: bool,
+    ) -> None:
+        """Analyse a closed region's profile: one measurement for it and each nested one."""
+        name, marker = entry.name, entry.marker
         names = [name] + [n for n, _ in entry.nested]
         markers = [marker] + [m for _, m in entry.nested]
         # Nested regions have no host window of their own (docs/neuron.md).

@@ -78,6 +78,20 @@ def document(
     }
 
 
+def offline_document(
+    records: Sequence[Record], source: dict[str, Any], extras: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """``neuronperf report --json``: a saved trace's regions in the run report's layout,
+    so that ``compare`` and ``history`` read it; ``source`` says what was read, and each
+    record's ``extras`` (fields only that reader has, optional in the schema) join its
+    measurement."""
+    doc = document(records)
+    doc["source"] = _clean(source)
+    for item, more in zip(doc["measurements"], extras, strict=True):
+        item["measurement"].update(_clean(more))
+    return doc
+
+
 def dumps(doc: dict[str, Any]) -> str:
     # allow_nan=False: NaN is not JSON, and a reader would choke on it far from here.
     return json.dumps(doc, sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import check
+from ..gate.budget import Violation, check
 from ..gate.collectives import flag_stragglers
 from ..gate.compare import Comparison, compare
 from ..gate.marker import Budget, marker_tolerance, tolerance_for
@@ -86,38 +86,46 @@ def judge(
     sentences += [f for _, c in baseline_failed for f in c.failures]
     notes = [n for _, c in baseline_failed for n in c.notes]
     named = {v.region for v in violations} | {region for region, _ in baseline_failed}
-    records = []
-    for m in measurements:
-        mine = [b for b in budgets if b.region in (None, m.region)]
-        failed = tuple(v.sentence for v in violations if v.region == m.region)
-        # The status column tells the budget's story; the baseline column tells its own.
-        if failed:
-            status = Status.OVER_BUDGET
-        elif not passed:
-            status = Status.TEST_FAILED
-        else:
-            status = Status.OK if mine else Status.MEASURED
-        c = comparisons.get(m.region)
-        records.append(
-            Record(
-                m,
-                "; ".join(b.describe() for b in mine),
-                status,
-                failed,
-                baseline=c.status if c else "",
-                baseline_cell=c.cell() if c else "",
-                baseline_notes=(c.failures + c.notes) if c else (),
-                rewrite_baseline=c.needs_write if c else True,
-                gated=c.gated if c else gated,
-                tolerance=marker_tolerance(budgets, m.region),
-                baseline_ops=c.baseline_ops if c else None,
-                baseline_kernels=c.baseline_kernels if c else None,
-                time_judged=c.judged if c else None,
-            )
-        )
+    records = [_record(m, budgets, violations, comparisons, passed, gated) for m in measurements]
     return Verdict(
         tuple(records),
         tuple(sentences),
         tuple(notes),
         tuple(m.region for m in measurements if m.region in named),
+    )
+
+
+def _record(
+    m: Measurement,
+    budgets: Sequence[Budget],
+    violations: Sequence[Violation],
+    comparisons: Mapping[str, Comparison | None],
+    passed: bool,
+    gated: str,
+) -> Record:
+    """One measurement's record: its budgets' status and its baseline comparison."""
+    mine = [b for b in budgets if b.region in (None, m.region)]
+    failed = tuple(v.sentence for v in violations if v.region == m.region)
+    # The status column tells the budget's story; the baseline column tells its own.
+    if failed:
+        status = Status.OVER_BUDGET
+    elif not passed:
+        status = Status.TEST_FAILED
+    else:
+        status = Status.OK if mine else Status.MEASURED
+    c = comparisons.get(m.region)
+    return Record(
+        m,
+        "; ".join(b.describe() for b in mine),
+        status,
+        failed,
+        baseline=c.status if c else "",
+        baseline_cell=c.cell() if c else "",
+        baseline_notes=(c.failures + c.notes) if c else (),
+        rewrite_baseline=c.needs_write if c else True,
+        gated=c.gated if c else gated,
+        tolerance=marker_tolerance(budgets, m.region),
+        baseline_ops=c.baseline_ops if c else None,
+        baseline_kernels=c.baseline_kernels if c else None,
+        time_judged=c.judged if c else None,
     )

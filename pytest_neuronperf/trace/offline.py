@@ -31,7 +31,7 @@ import orjson
 
 from ..files import Refused, gunzip, read_bytes
 from ..markers import parse_marker
-from ..model import Measurement
+from ..model import Measurement, Record, Status
 from ..stats import Stats
 from .analysis import Mode, RoundResult, TraceIndex, analyze_node, node_memory, region_ops
 from .collectives import Call, calls_from_chrome, calls_in, comm_time, count, round_comm
@@ -74,6 +74,17 @@ class TraceReport:
             "device_kind": self.device_kind,
             "regions": [r.to_dict() for r in self.regions],
         }
+
+    def records(self) -> list[Record]:
+        """The regions as the run report's records (reports/json.py offline_document)."""
+        return [Record(r.measurement, status=Status.TRACE) for r in self.regions]
+
+    def extras(self) -> list[dict[str, Any]]:
+        """Per record, what only a saved trace has: its kernel launches."""
+        return [{"launches": r.launch_gap_us.n} for r in self.regions]
+
+    def source_dict(self) -> dict[str, Any]:
+        return {"kind": "kineto-trace", "path": self.source, "mode": self.mode}
 
 
 def load_trace(path: Path) -> Any:

@@ -37,11 +37,15 @@ class Calibration:
         )
 
 
-def _best_seconds(step: Callable[[], object], repeats: int, budget_s: float) -> float:
+def _best_seconds(
+    step: Callable[[], object],
+    repeats: int,
+    budget_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
     """Best time of ``repeats`` calls, or of those that fit in ``budget_s``. No early stop
     on "stable" times: slow calls come in equal scheduler quanta, which look stable while
     being many times too slow (benchmarks/RESULTS.md, "CPU calibration")."""
-    clock = time.perf_counter
     step()  # first call pays page faults and BLAS start-up
     best = float("inf")
     deadline = clock() + budget_s

@@ -7,6 +7,7 @@ import json
 import sys
 
 import pytest
+from helpers import sampled_windows
 from test_baseline import FILE, MODULE, run, stored
 
 from pytest_neuronperf.measure.window import RECORD_WINDOWS
@@ -14,7 +15,9 @@ from pytest_neuronperf.measure.window import RECORD_WINDOWS
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def test_recording_a_baseline_pools_several_windows(pytester: pytest.Pytester) -> None:
+def test_recording_a_baseline_pools_several_windows(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester.makepyfile(
         test_it="""
 import torch
@@ -27,13 +30,18 @@ def test_a(neuron_profile):
     # The plain run measures into a directory of its own: this test is about what is
     # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
     plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
-    for extra, seconds in ((["--neuron-profile-update"], 0.06 * RECORD_WINDOWS), (plain, 0.06)):
+    windows = sampled_windows(monkeypatch)
+    for extra, count in ((["--neuron-profile-update"], RECORD_WINDOWS), (plain, 1)):
+        windows.clear()
         report = pytester.path / "report.json"
         result = pytester.runpytest_inprocess(*args, *extra, f"--neuron-profile-json={report}")
         result.assert_outcomes(passed=1)
         (row,) = json.loads(report.read_text())["measurements"]
-        # window_s is how long the sampling ran: its windows, whole, and their last call.
-        assert seconds <= row["measurement"]["window_s"] < seconds * 1.5, extra
+        # What was sampled, not how long it took: whole windows of 0.06 s, as many as asked.
+        assert [(plan.seconds, plan.settled) for plan, _ in windows] == [(0.06, None)] * count
+        # window_s is how long the sampling ran: its windows together.
+        spent = sum(samples.seconds for _, samples in windows)
+        assert row["measurement"]["window_s"] == pytest.approx(spent), extra
         assert row["measurement"]["host_us"]["n"] == 10, "pooling keeps the rounds"
 
 
@@ -103,3 +111,49 @@ def test_record_command_end_to_end(pytester: pytest.Pytester) -> None:
     )
     entry = stored(pytester)["entries"]["test_it.py::test_b"]["work"]  # type: ignore[index]
     assert entry["processes"] == 2 and len(entry["host_us"]["samples"]) == 10
+
+
+@pytest.mark.slow
+def test_record_says_what_the_failing_first_process_wrote(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_rec="""
+import torch
+
+def test_good(neuron_profile):
+    neuron_profile(torch.exp, torch.ones(64))
+
+def test_bad(neuron_profile):
+    neuron_profile(torch.exp, torch.ones(64))
+    assert False
+"""
+    )
+    args = (
+        "--",
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile-rounds=2",
+        "--neuron-profile-warmup=1",
+    )
+    result = pytester.run(
+        sys.executable, "-m", "pytest_neuronperf", "record", "--processes", "3", *args
+    )
+    assert result.ret == 1
+    written = json.loads(next((pytester.path / ".neuronperf").glob("*.json")).read_text())
+    assert list(written["entries"]) == ["test_rec.py::test_good"]
+    result.stderr.fnmatch_lines(
+        [
+            "neuronperf record: process 1 of 3 exited with status 1: it recorded the entries "
+            "of the tests that passed, not of those that failed; processes 2-3 did not run"
+        ]
+    )
+    # A run that wrote nothing says so.
+    empty = pytester.run(
+        sys.executable, "-m", "pytest_neuronperf", "record", "--processes", "2", *args, "-k", "none"
+    )
+    assert empty.ret == 5
+    empty.stderr.fnmatch_lines(
+        [
+            "neuronperf record: process 1 of 2 exited with status 5: it wrote nothing "
+            "(baselines are written only after exit status 0 or 1); process 2 did not run"
+        ]
+    )

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from pytest_neuronperf.backends import CpuBackend
 from pytest_neuronperf.measure.errors import MeasureError
@@ -16,6 +19,7 @@ from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.trace.analysis import analyze_markers
 from pytest_neuronperf.trace.events import events_from_chrome
+from pytest_neuronperf.trace.offline import report_trace
 from pytest_neuronperf.trace.summary import op_diff, op_diff_text
 
 HIDDEN = 256
@@ -181,3 +185,103 @@ def test_op_diff_names_what_appeared_and_vanished() -> None:
     after = {"aten::mul": 3, "aten::mean": 1}
     assert op_diff(before, after) == [("aten::mul", 3), ("aten::mean", 1), ("aten::rms_norm", -1)]
     assert op_diff_text(before, after) == "+ aten::mul ×3, + aten::mean ×1, - aten::rms_norm ×1"
+
+
+# Ops in a backward pass (docs/backward-ops.md).
+
+ROCM = (
+    Path(__file__).parent.parent
+    / "data"
+    / "hta_amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+)
+AUTOGRAD = "autograd::engine::evaluate_function: "
+
+
+def expected_ops(events: list[dict[str, Any]], region: dict[str, Any]) -> Counter[str]:
+    """Top-level ops of ``region`` by a plain loop over the chrome trace: host ops on any
+    thread of its process inside its span whose enclosing events in the span are all
+    annotations, the autograd engine's node spans or the node's own span inside one."""
+    lo, hi = region["ts"], region["ts"] + region["dur"]
+    inside = [
+        e
+        for e in events
+        if e is not region
+        and e.get("ph") == "X"
+        and e.get("cat") in ("cpu_op", "user_annotation")
+        and e["pid"] == region["pid"]
+        and lo <= e["ts"]
+        and e["ts"] + e["dur"] <= hi
+    ]
+
+    def transparent(e: dict[str, Any], around: list[dict[str, Any]]) -> bool:
+        return (
+            e["cat"] == "user_annotation"
+            or e["name"].startswith(AUTOGRAD)
+            or any(b["name"] == AUTOGRAD + e["name"] for b in around)
+        )
+
+    found: Counter[str] = Counter()
+    for e in inside:
+        around = [
+            a
+            for a in inside
+            if a is not e
+            and a["tid"] == e["tid"]
+            and a["ts"] <= e["ts"]
+            and e["ts"] + e["dur"] <= a["ts"] + a["dur"]
+            and a["dur"] > e["dur"]
+        ]
+        if not transparent(e, around) and all(transparent(a, around) for a in around):
+            found[e["name"]] += 1
+    return found
+
+
+class MLP(torch.nn.Module):
+    """LlamaMLP's shape: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, hidden: int = 64, inner: int = 128) -> None:
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(hidden, inner, bias=False)
+        self.up_proj = torch.nn.Linear(hidden, inner, bias=False)
+        self.down_proj = torch.nn.Linear(inner, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return out
+
+
+def test_a_backward_pass_counts_the_aten_ops_its_nodes_dispatch(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    mlp, x = MLP(), torch.randn(4, 64)
+
+    def step() -> None:
+        mlp.zero_grad(set_to_none=True)
+        mlp(x).sum().backward()
+
+    step()
+    runner = Runner(CpuBackend(), count_work=False, reference=False, trace_dir=tmp_path)
+    done: list[Measurement] = []
+    with runner.region("fwd_bwd", test_id="t", on_done=done.append):
+        step()
+    [m] = done
+    [trace] = tmp_path.glob("*.json")
+    events = json.loads(trace.read_text())["traceEvents"]
+    [region] = [e for e in events if e.get("name", "").endswith(" fwd_bwd") and e.get("ph") == "X"]
+    expected = expected_ops(events, region)
+    assert m.op_counts == dict(expected)
+    assert not [op for op in m.op_counts if op.startswith("autograd::")]
+    # Forward: three aten::linear; backward: one mm per weight gradient, one more for the
+    # input gradient of down_proj (x needs none).
+    assert m.op_counts["aten::silu_backward"] == 1 and m.op_counts["aten::mm"] == 4
+    nodes = sum(1 for e in events if e.get("name", "").startswith(AUTOGRAD))
+    assert nodes == 12 and m.ops == sum(expected.values())
+
+
+def test_the_rocm_step_counts_backward_aten_ops_by_an_independent_loop() -> None:
+    with gzip.open(ROCM, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    [step] = [
+        e for e in events if e.get("name") == "ProfilerStep#1" and e.get("cat") == "user_annotation"
+    ]
+    [region] = report_trace(ROCM).regions
+    assert region.measurement.op_counts == dict(expected_ops(events, step))

@@ -331,3 +331,32 @@ def test_device_memory_is_judged_within_one_per_cent_of_its_baseline() -> None:
     assert compare(entry, replace(base, memory=at), tolerance=0.1).failures == ()
     over = replace(at, peak_bytes=at.peak_bytes + 1)
     assert compare(entry, replace(base, memory=over), tolerance=0.1).status == "regressed"
+
+
+def exp_measurement(samples: list[float]) -> Measurement:
+    return measurement({"aten::exp": 1}, samples)
+
+
+def test_an_interval_too_wide_to_judge_is_not_called_same() -> None:
+    entry = Entry.of(exp_measurement(TIMES))
+    # Half the rounds hit by the scheduler: the median moves by hundreds of per cent and
+    # the interval runs from no change to a thousandfold.
+    hit = [100.0 + i for i in range(5)] + [100_000.0 + i for i in range(5)]
+    c = compare(entry, exp_measurement(hit), tolerance=0.1, host_timed=True)
+    assert c.status == "same" and c.host is not None and c.host.ratio > 100
+    cell = c.cell()
+    assert cell.startswith("not judged (interval ") and cell.endswith("%)"), cell
+    assert "same" not in cell
+    gone = [1.0 + i * 0.01 for i in range(5)] + [110.0 + i for i in range(5)]
+    cell = compare(entry, exp_measurement(gone), tolerance=0.1, host_timed=True).cell()
+    assert cell.startswith("not judged (interval -"), cell
+    # A narrow interval inside the tolerance is "same" with its figure, as before; so is a
+    # narrow one at the band's edge: it was judged, not credibly faster than 10%.
+    assert (
+        compare(entry, exp_measurement(TIMES), tolerance=0.1, host_timed=True).cell() == "same +0%"
+    )
+    edge = compare(
+        entry, exp_measurement([v * 0.88 for v in TIMES]), tolerance=0.1, host_timed=True
+    )
+    assert edge.host is not None and edge.host.low < 1 / 1.1 < edge.host.high < 1
+    assert edge.cell() == "same -12%"

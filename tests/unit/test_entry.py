@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import helpers
 import pytest
 
 from pytest_neuronperf.baselines.entry import Entry
@@ -35,20 +36,13 @@ TIMES = [100.0 + i * 1.25 for i in range(10)]
 
 
 def measurement(**changes: Any) -> Measurement:
-    m = Measurement(
-        test_id="t.py::t",
-        region="r",
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=2,
-        kernels=3,
-        op_counts={"aten::mul": 1, "aten::sum": 1},
-        kernel_counts={"aten::mul": 2, "aten::sum": 1},
-        device_us=Stats.of(TIMES),
-        host_us=Stats.of([t / 2 for t in TIMES]),
+    """A measurement with every figure an entry keeps set."""
+    full: dict[str, Any] = dict(
+        ops={"aten::mul": 1, "aten::sum": 1},
+        kernels={"aten::mul": 2, "aten::sum": 1},
+        device=TIMES,
+        host=[t / 2 for t in TIMES],
         per_op=(OpRow("aten::mul", 1.0, 60.1234567, 0.6, 2.0), OpRow("aten::sum", 1.0, 40.0, 0.4)),
-        rounds=len(TIMES),
-        environment={"torch": "2.13.0", "device_kind": "cpu:x86_64"},
         reference_us=Stats.of([20.0] * 10),
         device_reference_us=Stats.of([21.0] * 10),
         host_relative=Stats.of([2.5] * 10),
@@ -60,7 +54,7 @@ def measurement(**changes: Any) -> Measurement:
         compile_notes=("graph break: x",),
         round_variants=("round 3: + aten::add ×1",),
     )
-    return dataclasses.replace(m, **changes)
+    return helpers.measurement(**{**full, **changes})
 
 
 # --- one declaration ---------------------------------------------------------------------

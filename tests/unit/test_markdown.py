@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import helpers
 import pytest
 from markup import HOSTILE, assert_inert
 
+from pytest_neuronperf.escape import md_code
 from pytest_neuronperf.gate.pairs import rows
-from pytest_neuronperf.model import Measurement, Record
+from pytest_neuronperf.model import BaselineStatus, Measurement, Record, Status
 from pytest_neuronperf.reports import diff_render, markdown
 from pytest_neuronperf.reports.json import Report, load
 from pytest_neuronperf.reports.provenance import Git, Provenance
@@ -103,3 +105,49 @@ def test_a_comment_of_1000_regions_fits_githubs_limit_regressions_first() -> Non
     head = comment[: comment.index("<details>")]
     assert all(t in head for t in regressed)
     assert "more regions not shown" in comment and "neuronperf compare" in comment
+
+
+def baseline_record(baseline: str, budget: str = "", test_id: str = "t.py::t") -> Record:
+    return Record(
+        helpers.measurement(ops={"aten::exp": 1}, test_id=test_id),
+        budget=budget,
+        status=Status.OK if budget else Status.MEASURED,
+        baseline=BaselineStatus(baseline) if baseline else "",
+        baseline_cell=baseline,
+    )
+
+
+def test_markdown_does_not_call_new_measurements_within_baseline() -> None:
+    all_new = [baseline_record("new", "max_ops=6") for _ in range(5)]
+    text = markdown.verdict(all_new)
+    assert text == ("No failures in 5 measurements: all within budget; all new (no baseline yet).")
+    assert text in markdown.render(all_new) and "baseline." not in markdown.render(all_new)
+    mixed = [baseline_record("same"), baseline_record("new"), baseline_record("not comparable")]
+    assert markdown.verdict(mixed) == (
+        "No failures in 3 measurements: 1 within baseline; 1 new (no baseline yet); "
+        "1 not comparable with the baseline."
+    )
+    assert (
+        markdown.verdict([baseline_record("")])
+        == "No failures: 1 measurement, none with a budget or a baseline."
+    )
+
+
+def test_a_backtick_in_a_test_id_keeps_its_code_span() -> None:
+    from markdown_it import MarkdownIt
+
+    odd = "t.py::test[a`b``c|d]"
+    assert md_code("plain") == "`plain`" and md_code("`x") == "`` `x ``"
+    html_tokens = (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .parse(markdown.render([baseline_record("new", "", odd)]))
+    )
+    spans = [
+        child.content
+        for token in html_tokens
+        if token.children
+        for child in token.children
+        if child.type == "code_inline"
+    ]
+    assert odd in spans, spans

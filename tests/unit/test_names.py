@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from pytest_neuronperf.names import elide, elide_test_id
+import torch
+import torch.nn.functional as F
+
+from pytest_neuronperf.backends.cpu import CpuBackend
+from pytest_neuronperf.fixture import NeuronProfile
+from pytest_neuronperf.measure.runner import Runner
+from pytest_neuronperf.names import callable_name, elide, elide_test_id
 
 LONG_ID = "tests/models/test_llama.py::test_mlp[" + "x" * 300 + "]"
 
@@ -35,3 +41,21 @@ def test_test_ids_keep_the_test_name_whole_when_it_fits() -> None:
     long_name = "t.py::" + "x" * 60
     assert len(elide_test_id(long_name, 20)) == 20
     assert elide_test_id("short", 30) == "short"
+
+
+def test_torch_builtins_are_named_as_they_are_called() -> None:
+    assert callable_name(torch.exp) == "torch.exp"
+    assert callable_name(torch.Tensor.add) == "torch.Tensor.add"
+    assert callable_name(F.gelu) == "torch.nn.functional.gelu"
+    assert callable_name(torch.linalg.norm) == "torch.linalg.norm"
+    assert callable_name(torch.ops.aten.mul.Tensor) == "torch.ops.aten.mul.Tensor"
+    assert callable_name(F.relu) == "relu", "a Python function keeps its qualified name"
+    profile = NeuronProfile(
+        test_id="t",
+        enabled=True,
+        runner=lambda: Runner(CpuBackend(), count_work=False, reference=False),
+        rounds=2,
+        warmup=1,
+    )
+    profile(torch.exp, torch.ones(1024))
+    assert profile.last.region == "torch.exp"

@@ -50,9 +50,12 @@ def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     path = _profile(tmp_path)
     assert main(["report", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["kind"] == "neuron-runtime-trace" and doc["executions"] == 4
-    assert doc["device_us"] == 850.0
-    assert {m["model"]: m["executions"] for m in doc["models"]} == {"model 3": 2, "model 4": 2}
+    assert doc["source"]["kind"] == "neuron-runtime-trace" and doc["source"]["rows"] == 7
+    models = {r["measurement"]["region"]: r["measurement"] for r in doc["measurements"]}
+    assert sum(m["executions"] for m in models.values()) == 4
+    assert sum(m["device_us"]["median"] for m in models.values()) == 850.0
+    assert {n: m["executions"] for n, m in models.items()} == {"model 3": 2, "model 4": 2}
+    assert models["model 3"]["kernels"] == 2 and models["model 3"]["median_us"] == 200.0
 
 
 def test_ingested_profile_directory_and_data_path(
@@ -152,3 +155,44 @@ def test_a_directory_without_neuron_files_is_left_to_the_kineto_report(
     assert not is_neuron_input(tmp_path)
     assert main(["report", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def _report_json(profile: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    capsys.readouterr()
+    assert main(["report", str(profile), "--json"]) == 0
+    out.write_text(capsys.readouterr().out)
+    return out
+
+
+def test_json_is_the_run_reports_layout_and_compare_and_history_read_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import jsonschema
+
+    from pytest_neuronperf.reports.json import schema
+
+    (tmp_path / "main").mkdir()
+    (tmp_path / "pr").mkdir()
+    base = _report_json(_profile(tmp_path / "main"), tmp_path / "main.json", capsys)
+    # The pull request's profile: model 4 runs once more (a third execution of 100 µs).
+    extra = [*lnc2(2_200_000, 2_300_000, "5", model=4)]
+    rows = lnc2(1_000_000, 1_300_000, "1", model=3) + lnc2(1_400_000, 1_500_000, "2", model=3)
+    rows += lnc2(1_600_000, 2_000_000, "3", model=4) + extra
+    rows.append(row(2_100_000, 2_150_000, flow=["4"], model=4, pid=OTHER_PID))
+    new = _report_json(
+        write(tmp_path / "pr" / "SystemProfileEvents.parquet", rows), tmp_path / "pr.json", capsys
+    )
+    for path in (base, new):
+        jsonschema.validate(json.loads(path.read_text()), schema())
+    # The same profile twice: nothing moved.
+    assert main(["compare", str(base), str(base), "--fail-on", "regressed,changed,new"]) == 0
+    assert "2 same of 2 regions" in capsys.readouterr().out
+    # One more execution of model 4: its kernels (executions) went 2 -> 3.
+    assert main(["compare", str(base), str(new), "--fail-on", "regressed"]) == 1
+    out = capsys.readouterr().out
+    [line] = [ln for ln in out.splitlines() if ln.startswith("regressed ")]
+    assert "model 4" in line and "2 → 3" in line
+    assert "ran 3 kernels, baseline 2 (+ model 4 ×1)" in out
+    html = tmp_path / "history.html"
+    assert main(["history", str(base), str(new), "-o", str(html)]) == 0
+    assert "model 4" in html.read_text()

@@ -157,8 +157,9 @@ def test_trace_without_device_events_but_with_launches_needs_host_mode(
 def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(TRITON), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["mode"] == "device"
-    [region] = doc["regions"]
+    assert doc["source"]["mode"] == "device"
+    [record] = doc["measurements"]
+    region = record["measurement"]
     assert region["ops"] == 1 and region["launches"] == 1
     assert region["launch_gap_us"]["median"] == pytest.approx(45.426, abs=1e-3)
 
@@ -238,3 +239,88 @@ def test_index_links_by_launch_even_when_external_ids_collide() -> None:
     device = [e for e in events if e.kind in DEVICE_KINDS]
     assert all(e.correlation in index.launches for e in device)
     assert sum(len(v) for v in index.by_launch.values()) == len(device)
+
+
+# One JSON layout for every report: `neuronperf report --json` writes the run report's
+# layout, so that compare and history read main's trace against the pull request's.
+RMSNORM = DATA / "cpu_rmsnorm_naive.json.gz"
+
+
+def _report_json(trace: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    capsys.readouterr()
+    assert main(["report", str(trace), "--json"]) == 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(capsys.readouterr().out)
+    return out
+
+
+def _with_an_extra_op(trace: Path, out: Path) -> tuple[Path, int]:
+    """The trace with one ``aten::relu`` added at the end of each region round (written
+    here by editing the trace's JSON); returns the copy and how many rounds got one."""
+    doc = json.loads(gzip.decompress(trace.read_bytes()))
+    added = []
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "user_annotation" and e["name"].startswith("neuronperf#"):
+            end = e["ts"] + e["dur"]
+            added.append({**e, "cat": "cpu_op", "name": "aten::relu", "ts": end - 1.0, "dur": 0.5})
+            added[-1].pop("args", None)
+    doc["traceEvents"] += added
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    return out, len(added)
+
+
+@pytest.mark.parametrize("trace", [RMSNORM, TRITON], ids=["cpu-rmsnorm", "gpu-triton"])
+def test_report_json_is_the_run_reports_layout_and_validates(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import jsonschema
+
+    from pytest_neuronperf.reports.json import load, schema
+
+    path = _report_json(trace, tmp_path / "report.json", capsys)
+    doc = json.loads(path.read_text())
+    jsonschema.validate(doc, schema())
+    assert doc["source"]["kind"] == "kineto-trace" and doc["source"]["path"] == str(trace)
+    # The regions a plain loop finds: each distinct name after "neuronperf#<n>.<round> ";
+    # a trace without such annotations is one whole-trace region.
+    events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    names = {
+        e["name"].split(" ", 1)[1]
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"].startswith("neuronperf#")
+    }
+    records = load(path).records
+    assert len(records) == max(len(names), 1)
+    if names:
+        assert {r.measurement.region for r in records} == names
+    assert all(r["measurement"]["test_id"] == trace.name for r in doc["measurements"])
+
+
+@pytest.mark.parametrize("trace", [RMSNORM, TRITON], ids=["cpu-rmsnorm", "gpu-triton"])
+def test_compare_reads_two_reports_of_the_same_trace_and_nothing_moved(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = _report_json(trace, tmp_path / "main" / "report.json", capsys)
+    new = _report_json(trace, tmp_path / "pr" / "report.json", capsys)
+    fail_on = "regressed,new,removed,changed"
+    assert main(["compare", str(base), str(new), "--fail-on", fail_on]) == 0
+    out = capsys.readouterr().out
+    assert "regressed" not in out and "+ " not in out
+
+
+def test_compare_of_a_trace_with_an_extra_op_names_the_op(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra, rounds = _with_an_extra_op(RMSNORM, tmp_path / "pr" / RMSNORM.name)
+    assert rounds > 1
+    base = _report_json(RMSNORM, tmp_path / "main.json", capsys)
+    new = _report_json(extra, tmp_path / "pr.json", capsys)
+    assert main(["compare", str(base), str(new), "--fail-on", "regressed"]) == 1
+    captured = capsys.readouterr()
+    assert "+ aten::relu ×1" in captured.out
+    assert "1 region(s) regressed" in captured.err
+    # history reads the same two reports.
+    html = tmp_path / "history.html"
+    assert main(["history", str(base), str(new), "-o", str(html)]) == 0
+    assert "rmsnorm_naive" in html.read_text()

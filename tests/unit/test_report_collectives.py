@@ -50,7 +50,8 @@ def test_report_table_shows_collectives_per_step(capsys: pytest.CaptureFixture[s
 
 def test_report_json_holds_the_collectives(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(MI300, region=None, mode="auto", as_json=True) == 0
-    [region] = json.loads(capsys.readouterr().out)["regions"]
+    [record] = json.loads(capsys.readouterr().out)["measurements"]
+    region = record["measurement"]
     assert {k: v["calls"] for k, v in region["collectives"].items()} == dict(_per_step_calls())
     assert region["world_size"] == 8
     assert region["comm"]["kernels"] == 4

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import helpers
 import pytest
 
-from pytest_neuronperf.model import Measurement, OpRow, Record, TimeJudged, Work
+from pytest_neuronperf.model import OpRow, Record, TimeJudged, Work
 from pytest_neuronperf.reports.fit import elide_apart, fit_table, terminal_width, wrap
 from pytest_neuronperf.reports.terminal import (
     amount,
@@ -17,25 +18,18 @@ from pytest_neuronperf.reports.terminal import (
     measurement_detail,
     summary_table,
 )
-from pytest_neuronperf.stats import Stats
 
 LONG_ID = "tests/models/test_llama.py::test_mlp[" + "x" * 300 + "]"
 
 
 def record(test_id: str = LONG_ID, region: str = "mlp", **kwargs: object) -> Record:
-    m = Measurement(
+    m = helpers.measurement(
+        region,
         test_id=test_id,
-        region=region,
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=6,
-        kernels=7,
-        op_counts={"aten::mul": 6},
-        kernel_counts={"aten::mul": 7},
-        device_us=Stats.of([10.0, 11.0, 12.0]),
-        host_us=Stats.of([20.0, 21.0, 22.0]),
-        per_op=(),
-        rounds=3,
+        ops={"aten::mul": 6},
+        kernels={"aten::mul": 7},
+        device=[10.0, 11.0, 12.0],
+        host=[20.0, 21.0, 22.0],
         work=Work(flops=4_000, bytes_read=8_000, bytes_written=4_000),
         peak_flops_per_s=1e11,
         peak_bytes_per_s=1e10,

@@ -8,8 +8,10 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import helpers
 import pytest
 import torch
+from helpers import sampled_windows
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
@@ -135,7 +137,10 @@ def test_window_setting_levels_and_bad_values() -> None:
         resolve({}, {}, env={"NEURONPERF_WINDOW": "soon"})
 
 
-def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() -> None:
+def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    windows = sampled_windows(monkeypatch)
     runner = Runner(CpuBackend(), count_work=False, window=0.2)
     x = torch.randn(64, 64)
     result, m = runner.measure_callable(
@@ -143,8 +148,9 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() 
     )
     assert torch.equal(result, torch.relu(x))
     assert m.host_us.n == 5 and m.device_us.n == 5
-    # How long it ran: each pass's blocks end at fixed times, so never less than the window.
-    assert m.window_s >= 0.2
+    # One whole window of 0.2 s was sampled, and window_s is how long that one ran.
+    assert [(plan.seconds, plan.settled) for plan, _ in windows] == [(0.2, None)]
+    assert m.window_s == windows[0][1].seconds
     # A relu of 4K floats takes microseconds: thousands of calls fit in 0.2 s.
     assert m.host_calls > 100
     assert m.reference_us is not None and m.reference_us.n == 5
@@ -154,20 +160,7 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler() 
 
 
 def timed(device: list[float], host: list[float]) -> Measurement:
-    return Measurement(
-        test_id="t.py::t",
-        region="r",
-        backend="cpu",
-        device_kind="cpu:x86_64",
-        ops=1,
-        kernels=1,
-        op_counts={"aten::mul": 1},
-        kernel_counts={"aten::mul": 1},
-        device_us=Stats.of(device),
-        host_us=Stats.of(host),
-        per_op=(),
-        rounds=len(device),
-    )
+    return helpers.measurement(ops={"aten::mul": 1}, device=device, host=host)
 
 
 TIMES = [100.0 + i for i in range(10)]
@@ -261,9 +254,12 @@ def spin(us: float) -> None:
         pass
 
 
-def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
+def test_a_regression_in_the_first_window_is_judged_again_on_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The machine's transient: the first window is slow, the second is not. The recheck
     callback plays the baseline (it says the first window regressed) and ends the transient."""
+    windows = sampled_windows(monkeypatch)
     runner = Runner(CpuBackend(), count_work=False, window=0.05)
     state = {"us": 400.0, "asked": 0}
     x = torch.ones(8)
@@ -287,8 +283,10 @@ def test_a_regression_in_the_first_window_is_judged_again_on_a_second() -> None:
         "host time regressed +100% in the first window; judged on 3 more windows sampled "
         "right after, pooled"
     )
-    # As many windows as recording a baseline pools: the report's window span says so.
-    assert m.window_s >= 0.05 * RECORD_WINDOWS
+    # The first window, then as many whole ones as recording a baseline pools; the
+    # report's window span is theirs.
+    assert [plan.seconds for plan, _ in windows] == [0.05] * (1 + RECORD_WINDOWS)
+    assert m.window_s == pytest.approx(sum(s.seconds for _, s in windows[1:]))
     assert m.recheck_note in measurement_detail(m)
     # No regression: nothing sampled again, no note.
     _, calm = runner.measure_callable(
@@ -405,7 +403,9 @@ def test_pooled_windows_take_each_rounds_median_and_keep_the_round_count() -> No
     assert pooled([one]) is one
 
 
-def test_a_window_only_where_a_host_time_is_judged(pytester: pytest.Pytester) -> None:
+def test_a_window_only_where_a_host_time_is_judged(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Recording samples whole windows, pooled; a run with an entry to judge against samples
     an adaptive one; a region with no entry, and a plain run enforcing its budget, time one
     call per round. What each did is in the measurement (JSON, and the fixture's own)."""
@@ -424,8 +424,10 @@ def test_a(neuron_profile):
     seen = pytester.path / "seen.json"
     os.environ["SEEN"] = str(seen)
     args = ["-p", "no:cacheprovider", "--neuron-profile-window=0.06"]
+    windows = sampled_windows(monkeypatch)
 
     def measured(*extra: str) -> dict[str, Any]:
+        windows.clear()
         result = pytester.runpytest_inprocess(*args, *extra)
         result.assert_outcomes(passed=1)
         m: dict[str, Any] = json.loads(seen.read_text())
@@ -434,7 +436,7 @@ def test_a(neuron_profile):
 
     try:
         recorded = measured("--neuron-profile-update")
-        assert recorded["window_s"] >= 0.06 * RECORD_WINDOWS
+        assert [(p.seconds, p.settled) for p, _ in windows] == [(0.06, None)] * RECORD_WINDOWS
         assert recorded["window_note"] == "", "a recording samples every window whole"
         judged = measured("--neuron-profile")
         assert judged["window_s"] > 0 and judged["host_calls"] > 10

@@ -17,6 +17,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from ...model import Measurement, Record, Status
+from ...stats import Stats
 from .config import find_explorer
 from .explorer import ingest_all, session_dirs
 from .runtime import (
@@ -44,20 +46,16 @@ def _parquet_files(root: Path) -> list[Path]:
     return sorted(set(found))
 
 
+# The offline report knows no more of the device than that it is a NeuronCore.
+DEVICE_KIND = "neuron"
+
+
 @dataclass(frozen=True)
 class ModelRow:
     model: str
     executions: int
     device_us: float
     median_us: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "executions": self.executions,
-            "device_us": self.device_us,
-            "median_us": self.median_us,
-        }
 
 
 @dataclass(frozen=True)
@@ -75,15 +73,45 @@ class NeuronReport:
     def device_us(self) -> float:
         return sum(m.device_us for m in self.models)
 
-    def to_dict(self) -> dict[str, Any]:
+    def records(self) -> list[Record]:
+        """Each model as a region of the run report's layout (reports/json.py): its
+        executions are the region's kernels, their summed time its one device sample;
+        ``test_id`` is the file's name, so that main's profile pairs with the pull
+        request's in ``neuronperf compare``."""
+        test_id = Path(self.source).name or Path(self.source).resolve().name  # '.'
+        env = {"backend": "neuron-runtime-trace", "device_kind": DEVICE_KIND, "torch": "?"}
+        return [
+            Record(
+                Measurement(
+                    test_id=test_id,
+                    region=m.model,
+                    backend="neuron-runtime-trace",
+                    device_kind=DEVICE_KIND,
+                    ops=0,
+                    kernels=m.executions,
+                    kernel_counts={m.model: m.executions},
+                    device_us=Stats.of([m.device_us]),
+                    host_us=Stats.of([]),
+                    rounds=1,
+                    environment=env,
+                ),
+                status=Status.TRACE,
+                gated="device_us",
+            )
+            for m in self.models
+        ]
+
+    def extras(self) -> list[dict[str, Any]]:
+        """The Neuron fields the layout has no place for, per record (optional in the
+        schema): executions and the median execution."""
+        return [{"executions": m.executions, "median_us": m.median_us} for m in self.models]
+
+    def source_dict(self) -> dict[str, Any]:
         return {
-            "source": self.source,
             "kind": "neuron-runtime-trace",
+            "path": self.source,
             "files": list(self.files),
             "rows": self.rows,
-            "executions": self.executions,
-            "device_us": self.device_us,
-            "models": [m.to_dict() for m in self.models],
         }
 
 

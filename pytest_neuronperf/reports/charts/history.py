@@ -328,34 +328,8 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
     crept = [s for s in found if s.crept(tolerance)]
     # A peak memory column where some report profiled memory.
     memory = any(s.memory() != "-" for s in found)
-    rows = []
-    for i, s in enumerate(ranked):
-        metric = s.gated()
-        flag = ' <span class="badge">crept</span>' if s.crept(tolerance) else ""
-        ops = [r.measurement.ops for _, r in s.present]
-        rows.append(
-            f'<tr{" class=crept" if flag else ""}><td><a href="#trend-{i}">'
-            f"<code>{escape(s.region)}</code></a>{flag}<br><span class=note>"
-            f"{escape(elide_test_id(s.test_id, 60))}</span></td>"
-            f"<td class=num>{len(s.present)}</td>"
-            f"<td class=num>{_pct(s.change('device_us'))}</td>"
-            f"<td class=num>{_pct(s.change('host_us'))}</td>"
-            f"<td class=num>{_pct(s.largest_step(metric))}</td>"
-            f"<td class=num>{ops[0]} → {ops[-1]}</td>"
-            + (f"<td class=num>{escape(s.memory())}</td>" if memory else "")
-            + f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
-        )
-    cards = []
-    for i, s in enumerate(ranked):
-        latest = s.present[-1][1]
-        cards.append(
-            f'<div class="card" id="trend-{i}"><h3><span style="color:'
-            f'{colour(status_of(latest))}">●</span> <code>{escape(s.region)}</code> '
-            f'<span class="note" title="{escape(s.test_id)}">'
-            f"{escape(elide_test_id(s.test_id, 64))} · {escape(s.device_kind)}</span></h3>"
-            + chart(s, reports)
-            + "</div>"
-        )
+    rows = [_row(i, s, tolerance, memory) for i, s in enumerate(ranked)]
+    cards = [_card(i, s, reports) for i, s in enumerate(ranked)]
     first, last = reports[0], reports[-1]
     headline = (
         f"{len(crept)} of {len(found)} regions crept: slower by more than "
@@ -387,6 +361,38 @@ def render(reports: Sequence[Report], tolerance: float) -> str:
         " · dotted: the gated time's first value · x: reports in commit order (short commit, "
         "* dirty)</p>"
         f'<div class="grid">{"".join(cards)}</div></body></html>\n'
+    )
+
+
+def _row(i: int, s: Series, tolerance: float, memory: bool) -> str:
+    """The summary table's row of one region, linking to its card."""
+    metric = s.gated()
+    flag = ' <span class="badge">crept</span>' if s.crept(tolerance) else ""
+    ops = [r.measurement.ops for _, r in s.present]
+    return (
+        f'<tr{" class=crept" if flag else ""}><td><a href="#trend-{i}">'
+        f"<code>{escape(s.region)}</code></a>{flag}<br><span class=note>"
+        f"{escape(elide_test_id(s.test_id, 60))}</span></td>"
+        f"<td class=num>{len(s.present)}</td>"
+        f"<td class=num>{_pct(s.change('device_us'))}</td>"
+        f"<td class=num>{_pct(s.change('host_us'))}</td>"
+        f"<td class=num>{_pct(s.largest_step(metric))}</td>"
+        f"<td class=num>{ops[0]} → {ops[-1]}</td>"
+        + (f"<td class=num>{escape(s.memory())}</td>" if memory else "")
+        + f"<td>{'host' if metric == 'host_us' else 'device'} µs</td></tr>"
+    )
+
+
+def _card(i: int, s: Series, reports: Sequence[Report]) -> str:
+    """One region's card: its latest status, names and trend chart."""
+    latest = s.present[-1][1]
+    return (
+        f'<div class="card" id="trend-{i}"><h3><span style="color:'
+        f'{colour(status_of(latest))}">●</span> <code>{escape(s.region)}</code> '
+        f'<span class="note" title="{escape(s.test_id)}">'
+        f"{escape(elide_test_id(s.test_id, 64))} · {escape(s.device_kind)}</span></h3>"
+        + chart(s, reports)
+        + "</div>"
     )
 
 
