@@ -1,14 +1,17 @@
 """What Dynamo said while a measurement ran: graph-break and recompile reasons.
 
 Counts come from the profile (analysis.compile_activity); the reasons only Dynamo knows.
-Graph-break reasons are read from Dynamo's own counters, so they are seen when the break
-was compiled during this measurement (usually the warm-up's first call). Recompile reasons
+Graph-break reasons, with the user's file:line, are caught from the method Dynamo calls to
+log a break (torch 2.13 leaves its counters empty for some, e.g. a data-dependent branch);
+its counters are the fallback. Either is seen when the break was compiled during this
+measurement (usually the warm-up's first call). Recompile reasons
 are caught from the function Dynamo calls when a guard fails; it is internal, so when it
 moves the watch still counts nothing wrongly, it only loses the reasons.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from types import TracebackType
@@ -23,6 +26,9 @@ class CompileWatch:
         self._before: dict[str, int] = {}
         self._module: Any = None
         self._original: Callable[..., Any] | None = None
+        self._breaks: list[str] = []
+        self._translator: Any = None
+        self._log_break: Callable[..., Any] | None = None
 
     def __enter__(self) -> CompileWatch:
         # Nothing to watch unless the user's code has loaded Dynamo (importing it is slow).
@@ -31,6 +37,7 @@ class CompileWatch:
         from torch._dynamo.utils import counters
 
         self._before = dict(counters["graph_break"])
+        self._watch_breaks()
         module: Any = sys.modules.get("torch._dynamo.convert_frame")
         original = getattr(module, "get_and_maybe_log_recompilation_reasons", None)
         if module is not None and callable(original):
@@ -56,12 +63,54 @@ class CompileWatch:
         if self._module is not None:
             self._module.get_and_maybe_log_recompilation_reasons = self._original
             self._module = None
-        if "torch._dynamo" in sys.modules:
+        if self._translator is not None:
+            self._translator.log_graph_break = self._log_break
+            self._translator = None
+        if self._breaks:
+            self.graph_break_reasons.extend(dict.fromkeys(self._breaks))
+        elif "torch._dynamo" in sys.modules:
             from torch._dynamo.utils import counters
 
             for reason, n in counters["graph_break"].items():
                 if n > self._before.get(reason, 0):
                     self.graph_break_reasons.append(_first_line(reason))
+
+    def _watch_breaks(self) -> None:
+        module: Any = sys.modules.get("torch._dynamo.symbolic_convert")
+        translator: Any = getattr(module, "InstructionTranslatorBase", None)
+        original = getattr(translator, "log_graph_break", None)
+        if not callable(original):
+            return  # internal: when it moves, the counters still give the reason
+        self._translator, self._log_break = translator, original
+
+        def recording(tx: Any, code_options: Any, reason: str, exc: Any) -> Any:
+            if not getattr(exc, "logged", False):
+                # str(exc) is the text Dynamo's counters key on; reason adds a preamble.
+                said = _first_line(str(exc) or reason)
+                self._breaks.append(f"{said} at {_where(exc, code_options)}")
+            return original(tx, code_options, reason, exc)
+
+        translator.log_graph_break = recording
+
+
+def _where(exc: Any, code_options: Any) -> str:
+    """The user's file:line of a break: the innermost frame Dynamo was tracing."""
+    stack = getattr(exc, "real_stack", None)
+    if not stack:
+        import torch._guards
+
+        stack = torch._guards.TracingContext.extract_stack()
+    if stack:
+        filename, line = stack[-1].filename, stack[-1].lineno
+    else:
+        filename, line = code_options["co_filename"], code_options["co_firstlineno"]
+    return f"{_short(str(filename))}:{line}"
+
+
+def _short(filename: str) -> str:
+    # A path under the working directory reads as the test ids do.
+    rel = os.path.relpath(filename) if os.path.isabs(filename) else filename
+    return filename if rel.startswith("..") else rel
 
 
 def _first_line(reason: str) -> str:

@@ -74,3 +74,40 @@ def test_it(neuron_profile):
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*expected a whole number >= 0*"])
+
+
+BRANCHING = """
+import pytest, torch
+
+def branching(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+compiled_branching = torch.compile(branching)
+
+@pytest.mark.neuron_budget(max_graph_breaks=0)
+def test_branch(neuron_profile):
+    neuron_profile(compiled_branching, torch.ones(8), name="branching")
+"""
+
+
+@pytest.mark.slow  # torch.compile
+def test_a_data_dependent_branch_names_dynamos_reason_and_the_users_line(
+    pytester: pytest.Pytester,
+) -> None:
+    # torch 2.13 counts no reason for this break in counters["graph_break"].
+    pytester.makepyfile(test_branching=BRANCHING)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--neuron-profile-rounds=3", "--neuron-profile-warmup=2"
+    )
+    result.assert_outcomes(failed=1)
+    line = BRANCHING.strip().splitlines().index("    if y.sum() > 0:") + 1  # as written
+    result.stdout.fnmatch_lines_random(
+        [
+            "*region 'branching' had 1 graph breaks*(graph break: Data-dependent branching*",
+            f"graph break: Data-dependent branching*) at test_branching.py:{line}",
+        ]
+    )
+    assert "gave no reason" not in result.stdout.str()
