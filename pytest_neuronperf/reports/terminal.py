@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..escape import terminal
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
 from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record
@@ -62,6 +63,8 @@ def summary_table(records: Sequence[Record], width: int | None = None) -> str:
     or merged by priority), and under a region that moved or failed a line saying against
     what. JSON and HTML keep every column."""
     headers, rows = _table(records)
+    # Escaped before fitting: a control character such as \r would split a row's line.
+    rows = [[terminal(cell) for cell in row] for row in rows]
     if width is None:
         return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
     drop = _DROP_HOST_TIMED if {gated_metric(r) for r in records} == {"host_us"} else _DROP
@@ -101,12 +104,12 @@ def _grouped(
         width - len(_INDENT),
         drop_first=drop,
     ).splitlines()
-    ids = elide_apart([r.measurement.test_id for r in records], width)
+    ids = elide_apart([terminal(r.measurement.test_id) for r in records], width)
     lines = [_INDENT + line for line in table[:2]]
     shown = None
     for r, line in zip(records, table[2:], strict=True):
-        if r.measurement.test_id != shown:
-            shown = r.measurement.test_id
+        if terminal(r.measurement.test_id) != shown:
+            shown = terminal(r.measurement.test_id)
             lines.append(ids[shown])
         lines.append((_INDENT + line).rstrip())
         lines.extend(_why(r, width))
