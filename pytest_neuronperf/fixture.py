@@ -6,6 +6,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -55,10 +56,14 @@ class NeuronProfile:
         self.warmup = warmup
         self.measurements: list[Measurement] = []
         self._warned_reuse = False
+        # Per region (its unique name): the computation it was declared a variant of.
+        self._variants: dict[str, str] = {}
         # Called with each new measurement (pytest-benchmark interop).
         self.listeners: list[Callable[[Measurement], None]] = []
 
     def _record(self, measurement: Measurement) -> None:
+        if variant_of := self._variants.get(measurement.region, ""):
+            measurement = replace(measurement, variant_of=variant_of)
         self.measurements.append(measurement)
         for listener in self.listeners:
             listener(measurement)
@@ -70,13 +75,16 @@ class NeuronProfile:
         name: str | None = None,
         rounds: int | None = None,
         warmup: int | None = None,
+        variant_of: str = "",
         **kwargs: Any,
     ) -> Any:
         """Call ``fn(*args, **kwargs)`` over warm-up and measured rounds; return its result.
-        ``name``, ``rounds`` and ``warmup`` are ours: pass a function's own arguments of those
-        names through :meth:`measure`."""
+        ``name``, ``rounds``, ``warmup`` and ``variant_of`` are ours: pass a function's own
+        arguments of those names through :meth:`measure`."""
         __tracebackhide__ = True
-        return self.measure(fn, args, kwargs, name=name, rounds=rounds, warmup=warmup)
+        return self.measure(
+            fn, args, kwargs, name=name, rounds=rounds, warmup=warmup, variant_of=variant_of
+        )
 
     def measure(
         self,
@@ -87,14 +95,18 @@ class NeuronProfile:
         name: str | None = None,
         rounds: int | None = None,
         warmup: int | None = None,
+        variant_of: str = "",
     ) -> Any:
+        """``variant_of``: the computation this region is one way of doing (the report's
+        fusion view groups regions by it before their names)."""
         __tracebackhide__ = True
         kwargs = kwargs or {}
         if not callable(fn):
             raise TypeError(f"neuron_profile: expected a callable, got {type(fn).__name__}")
+        _check_variant("neuron_profile", variant_of)
         if not self.enabled:
             return fn(*args, **kwargs)
-        region = self._unique(name or _callable_name(fn))
+        region = self._declare(self._unique(name or _callable_name(fn)), variant_of)
         if group() is not None or _torchrun_world() > 1:
             return self._measure_rank(fn, args, kwargs, region, rounds, warmup)
         try:
@@ -199,14 +211,16 @@ class NeuronProfile:
         return per_rank
 
     @contextmanager
-    def region(self, name: str) -> Iterator[None]:
-        """Profile one execution of the block as the measurement ``name``."""
+    def region(self, name: str, variant_of: str = "") -> Iterator[None]:
+        """Profile one execution of the block as the measurement ``name``; ``variant_of`` as
+        for :meth:`measure`."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"neuron_profile.region: expected a non-empty name, got {name!r}")
+        _check_variant("neuron_profile.region", variant_of)
         if not self.enabled:
             yield
             return
-        region = self._unique(name)
+        region = self._declare(self._unique(name), variant_of)
         memory = self._memory is not None and self._memory(region)
         try:
             with self._runner().region(
@@ -234,6 +248,11 @@ class NeuronProfile:
             raise MeasureError(_NOT_MEASURED)
         known = ", ".join(repr(m.region) for m in self.measurements) or "none"
         raise KeyError(f"no measurement named {name!r} in this test (measured: {known})")
+
+    def _declare(self, region: str, variant_of: str) -> str:
+        if variant_of:
+            self._variants[region] = variant_of
+        return region
 
     def _unique(self, name: str) -> str:
         # Two measurements of one name would collide in baselines and reports.
@@ -302,3 +321,8 @@ def benchmark_extra_info(benchmark: Any) -> Callable[[Measurement], None]:
         }
 
     return add
+
+
+def _check_variant(where: str, variant_of: object) -> None:
+    if not isinstance(variant_of, str):
+        raise TypeError(f"{where}: variant_of must be a string, got {variant_of!r}")

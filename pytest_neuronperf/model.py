@@ -287,6 +287,9 @@ class Measurement(Figures):
     comm: CommTime | None = field(default=None, metadata=rule(omit=None))
     rank: int | None = field(default=None, metadata=rule(omit=None))
     ranks: tuple[RankFigures, ...] = field(default=(), metadata=rule(omit=()))
+    # The computation this region is a variant of (neuron_profile(..., variant_of=...)): the
+    # fusion view groups by it before names; "" when undeclared.
+    variant_of: str = field(default="", metadata=rule(omit=""))
 
     @property
     def roofline(self) -> Roofline | None:

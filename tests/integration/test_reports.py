@@ -127,3 +127,36 @@ def test_slow(neuron_profile):
         ]
     )
     assert "timing 3 rounds" not in result.stdout.str()  # fast phases stay quiet
+
+
+def test_declared_variants_reach_the_json_and_the_html(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_attn="""
+import torch
+
+
+def test_attention(neuron_profile):
+    q = torch.randn(1, 2, 8, 4)
+    with neuron_profile.region("naive_attention", variant_of="attention"):
+        torch.softmax(q @ q.transpose(-1, -2), dim=-1) @ q
+    neuron_profile(
+        torch.nn.functional.scaled_dot_product_attention, q, q, q,
+        name="sdpa", variant_of="attention",
+    )
+    neuron_profile(torch.relu, q, name="relu_plain")
+"""
+    )
+    result = pytester.runpytest_inprocess(
+        *FAST, "--neuron-profile-json=r.json", "--neuron-profile-html=r.html"
+    )
+    result.assert_outcomes(passed=1)
+    from pytest_neuronperf.reports.json import schema
+
+    doc = json.loads((pytester.path / "r.json").read_text())
+    jsonschema.validate(doc, schema())
+    declared = {
+        r["measurement"]["region"]: r["measurement"].get("variant_of") for r in doc["measurements"]
+    }
+    assert declared == {"naive_attention": "attention", "sdpa": "attention", "relu_plain": None}
+    page = (pytester.path / "r.html").read_text()
+    assert "grouped by variant_of=&#x27;attention&#x27;" in page

@@ -55,16 +55,25 @@ def family(region: str) -> str:
 
 
 def groups(records: Sequence[Record]) -> list[Group]:
+    """Declared variants (``variant_of``) first; the name prefix groups only the rest."""
+    declared: dict[str, list[Record]] = {}
     by_family: dict[str, list[Record]] = {}
     for r in records:
-        by_family.setdefault(family(r.measurement.region), []).append(r)
+        if r.measurement.variant_of:
+            declared.setdefault(r.measurement.variant_of, []).append(r)
+        else:
+            by_family.setdefault(family(r.measurement.region), []).append(r)
     out: list[Group] = []
     covered: list[set[int]] = []
-    for name, members in by_family.items():
-        if len({r.measurement.region for r in members}) < 2:
-            continue
-        out.append(Group(f"{name}_*", f"regions named {name}…", tuple(members)))
-        covered.append({id(r) for r in members})
+    for title, found, why in (
+        ("{}", declared, "grouped by variant_of={!r}"),
+        ("{}_*", by_family, "grouped by name prefix {!r}"),
+    ):
+        for name, members in found.items():
+            if len({r.measurement.region for r in members}) < 2:
+                continue
+            out.append(Group(title.format(name), why.format(name), tuple(members)))
+            covered.append({id(r) for r in members})
     by_test: dict[str, list[Record]] = {}
     for r in records:
         by_test.setdefault(r.measurement.test_id, []).append(r)
