@@ -39,11 +39,7 @@ def run(path: Path, *, region: str | None, mode: ModeChoice, as_json: bool) -> i
     except TraceError as exc:
         print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
-    if as_json:
-        print(_json(report), end="")
-    else:
-        print(terminal(render(report)))
-    return 0
+    return _print(report, render(report) if not as_json else None)
 
 
 def render(report: TraceReport) -> str:
@@ -93,10 +89,15 @@ def _run_neuron(path: Path, *, as_json: bool, region: str | None) -> int:
     except RuntimeTraceError as exc:
         print(terminal(f"neuronperf: error: {exc}"), file=sys.stderr)
         return EXIT_BAD_INPUT
-    if as_json:
+    return _print(report, render_neuron(report) if not as_json else None)
+
+
+def _print(report: TraceReport | NeuronReport, text: str | None) -> int:
+    """The report as its text, or as JSON where no text was rendered (--json)."""
+    if text is None:
         print(_json(report), end="")
     else:
-        print(terminal(render_neuron(report)))
+        print(terminal(text))
     return 0
 
 
