@@ -8,7 +8,7 @@ result has the real mix of ops, runtime calls, kernels and flows at 100 MB. Run:
 
 Prints the median seconds of each and the ratios: report / json.load, and report / json.load
 with garbage collection paused as the report pauses it (the target, <= 1.0x, issue 29: the
-report parses with orjson). Checks that the report is the same as one parsed by json.
+report decodes with msgspec). Checks that the report is the same as one parsed by json.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_neuronperf.trace import offline
+import msgspec
+
+from pytest_neuronperf.trace import chrome, offline
 from pytest_neuronperf.trace.offline import report_trace
 
 DEFAULT_SOURCE = (
@@ -126,17 +128,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _same_as_json_parsed(path: Path, result: offline.TraceReport) -> bool:
-    """The report from orjson's parse against one from json.loads of the same bytes."""
-    fast = offline.decode_json
+    """The report from msgspec's typed decode against one from the json path the decode
+    falls back to (json.loads of the same bytes, converted), forced by a decoder that
+    refuses everything."""
 
-    def by_json(data: bytes) -> Any:
-        return json.loads(data)
+    class Refusing:
+        def decode(self, data: bytes) -> Any:
+            raise msgspec.DecodeError("forced onto the json path")
 
-    offline.decode_json = by_json
+    fast = chrome._DECODER
+    chrome._DECODER = Refusing()  # type: ignore[assignment]
     try:
         slow = report_trace(path)
     finally:
-        offline.decode_json = fast
+        chrome._DECODER = fast
     return json.dumps(result.to_dict(), sort_keys=True) == json.dumps(
         slow.to_dict(), sort_keys=True
     )

@@ -104,7 +104,7 @@ def with_live_collectives(
     events = events_from_chrome(doc, source="the live profile")
     found = find_markers(events, markers)
     nodes = [found[marker] for marker in markers]
-    calls = calls_from_chrome(doc, world)
+    calls = calls_from_chrome(list(doc.whole), world)
     index = TraceIndex.build(events)
     out = with_collectives(m, m.region, nodes, mode, index, calls, world)
     return replace(out, world_size=world)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from ..errors import NeuronPerfError
 from ..markers import COMPILED_PREFIX
 from .device import DeviceIndex, Launched, busy_us, launcher_row, owning_op, stream_name
-from .events import DEVICE_KINDS, Event, Kind, build_tree
+from .events import DEVICE_KINDS, Event, Kind, link_tracks
 from .memory import MemoryRecord, RoundMemory, region_memory
 
 Mode = Literal["host", "device"]
@@ -218,6 +218,9 @@ class TraceIndex:
     by_ext: dict[int, list[Event]] = field(default_factory=dict)
     launches: dict[int, Event] = field(default_factory=dict)
     has_device: bool = False
+    # Whether any host event is a compilation or a compiled region: without one, no round
+    # needs its subtree walked for them (compile_activity).
+    compiles: bool = True
     op_processes: set[Any] = field(default_factory=set)
     device: DeviceIndex = field(default_factory=DeviceIndex)
     _track_roots: dict[tuple[Any, Any], tuple[list[float], list[Event]]] = field(
@@ -226,20 +229,26 @@ class TraceIndex:
 
     @classmethod
     def build(cls, events: Sequence[Event]) -> TraceIndex:
-        roots = build_tree(events)
-        index = cls(roots)
+        index = cls([])
         device: list[Event] = []
         host: list[Event] = []
+        by_track: dict[tuple[Any, Any], list[Event]] = {}
         for ev in events:
             if ev.kind in DEVICE_KINDS:
                 device.append(ev)
                 continue
             host.append(ev)
+            by_track.setdefault(ev.track, []).append(ev)
             if ev.kind is Kind.RUNTIME and ev.correlation:
                 index.launches[ev.correlation] = ev
-            elif ev.kind is Kind.OP:
-                index.op_processes.add(ev.track[0])
+        index.op_processes = {
+            track[0] for track, evs in by_track.items() if any(e.kind is Kind.OP for e in evs)
+        }
+        index.roots = link_tracks(by_track)
         index.has_device = bool(device)
+        index.compiles = any(
+            name == COMPILE_EVENT or is_compiled_region(name) for name in {e.name for e in host}
+        )
         unlinked: list[Event] = []
         for ev in device:
             if ev.correlation and ev.correlation in index.launches:
@@ -250,10 +259,10 @@ class TraceIndex:
                 unlinked.append(ev)
         index.device = DeviceIndex.build(index.launches, index.by_launch, index.by_ext, host)
         index.device.unanchored.extend(unlinked)
-        by_track: dict[tuple[Any, Any], list[Event]] = {}
-        for root in roots:
-            by_track.setdefault(root.track, []).append(root)
-        for track, track_roots in by_track.items():
+        roots_by_track: dict[tuple[Any, Any], list[Event]] = {}
+        for root in index.roots:
+            roots_by_track.setdefault(root.track, []).append(root)
+        for track, track_roots in roots_by_track.items():
             track_roots.sort(key=lambda e: e.start_us)
             index._track_roots[track] = ([e.start_us for e in track_roots], track_roots)
         return index
@@ -338,7 +347,8 @@ def analyze_node(
     launched them; kernels are the ``kernel`` events among them, device time the sum of
     their durations with memcpy and memset, which occupy the device but are no kernels."""
     result = RoundResult(wall_us=node.dur_us)
-    result.compiled_regions, result.graph_breaks, result.compiles = compile_activity(node)
+    if index is None or index.compiles:
+        result.compiled_regions, result.graph_breaks, result.compiles = compile_activity(node)
     ops = region_ops(node, index if adopt else None)
     result.ops = [op.name for op in ops]
     if mode == "host":
@@ -364,20 +374,23 @@ def _device_rows(
     owners = {id(op): op for op in ops}
     launched: list[Event] = []
     devices = len({e.track[0] for g in groups for e in g.events}) if by_stream else 0
+    # The rows' dicts and the gaps' list held locally: this loop runs per device event.
+    row_us, row_kernels, gaps = result.op_device_us, result.op_kernels, result.launch_gaps_us
     for g in groups:
         anchor = g.anchor
         owner = None if by_stream else owning_op(anchor, owners)
         timed = anchor is not None and anchor.kind is Kind.RUNTIME
+        launched.extend(g.events)
         for e in g.events:
-            launched.append(e)
             if by_stream:
                 row = stream_name(e, devices)
             else:
                 row = owner.name if owner is not None else launcher_row(anchor, e)
             is_kernel = e.kind is Kind.KERNEL
-            _add_row(result, row, e.dur_us, int(is_kernel))
+            row_us[row] = row_us.get(row, 0.0) + e.dur_us
+            row_kernels[row] = row_kernels.get(row, 0) + is_kernel
             if is_kernel and timed and anchor is not None:
-                result.launch_gaps_us.append(max(0.0, e.start_us - anchor.start_us))
+                gaps.append(max(0.0, e.start_us - anchor.start_us))
     launched.sort(key=lambda e: e.start_us)
     result.kernels = [e.name for e in launched if e.kind is Kind.KERNEL]
     result.device_us = sum(e.dur_us for e in launched)

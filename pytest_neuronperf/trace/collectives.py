@@ -254,13 +254,15 @@ def round_comm(device_events: Sequence[Event]) -> RoundComm:
     """Communication kernels' time (sum and busy) beside the compute's busy time, and the
     exposed communication: the time the device ran communication and nothing else."""
     comm = [e for e in device_events if is_comm_kernel(e)]
+    if not comm:  # nothing communicated: all of it is compute, none exposed
+        return RoundComm(0.0, 0.0, busy_us(device_events), 0.0, 0)
     compute = [e for e in device_events if not is_comm_kernel(e)]
     compute_busy = busy_us(compute)
     return RoundComm(
         kernel_us=sum(e.dur_us for e in comm),
         busy_us=busy_us(comm),
         compute_us=compute_busy,
-        exposed_us=max(0.0, busy_us(list(device_events)) - compute_busy),
+        exposed_us=max(0.0, busy_us(device_events) - compute_busy),
         kernels=len(comm),
     )
 

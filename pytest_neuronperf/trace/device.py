@@ -142,7 +142,8 @@ def busy_us(events: Sequence[Event]) -> float:
     by_device: dict[Any, list[tuple[float, float, float]]] = {}
     for e in events:
         if e.kind in DEVICE_KINDS:
-            by_device.setdefault(e.track[0], []).append((e.start_us, e.end_us, e.dur_us))
+            start, dur = e.start_us, e.dur_us
+            by_device.setdefault(e.track[0], []).append((start, start + dur, dur))
     total = 0.0
     for intervals in by_device.values():
         intervals.sort()

@@ -15,7 +15,11 @@ from enum import StrEnum
 from operator import attrgetter
 from typing import Any
 
-from ..errors import NeuronPerfError
+import msgspec
+from msgspec import UNSET
+
+from .chrome import ChromeDoc, ChromeEvent, as_chrome
+from .chrome import TraceError as TraceError  # raised here too; callers import it from here
 
 _INF = float("inf")
 
@@ -52,9 +56,9 @@ _CATEGORY_KIND = {
 }
 
 
-@dataclass(eq=False, slots=True)
-class Event:
-    """One profiler event. ``ext_id`` ties a device event to the host op that launched it:
+class Event(msgspec.Struct, eq=False):
+    """One profiler event (a Struct: built in C, a large trace's hot loop makes 10^5 of
+    them). ``ext_id`` ties a device event to the host op that launched it:
     for host ops it is the op's own id, for runtime and device events the launching op's.
     ``correlation`` ties a device event to its runtime launch call. ``track`` is (process,
     thread) for host events and (device, stream) for device events."""
@@ -66,7 +70,8 @@ class Event:
     track: tuple[Any, Any]
     ext_id: int = 0
     correlation: int = 0
-    children: list[Event] = field(default_factory=list)
+    # A leaf shares the empty tuple: most events have no child, and a list each costs.
+    children: Sequence[Event] = ()
     parent: Event | None = None
 
     @property
@@ -74,31 +79,24 @@ class Event:
         return self.start_us + self.dur_us
 
 
-class TraceError(NeuronPerfError, ValueError):
-    """A trace that cannot be read; the message names the file and what is wrong."""
-
-
 # Kineto trace schema versions this code knows; newer ones may have moved fields.
 KNOWN_SCHEMA_MAX = 1
 
 
 def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
-    """Events of a parsed Kineto chrome trace (the dict ``json.load`` gives)."""
-    if isinstance(doc, list):  # the bare-array form of the chrome trace format
-        raw = doc
-    elif isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
-        version = doc.get("schemaVersion")
-        # Any number form: 99.0 or "99" is no older than 99.
-        known = version is None or (type(version) in (int, float) and version <= KNOWN_SCHEMA_MAX)
-        if not known:
-            what = "newer than" if type(version) in (int, float) else "not a version number"
-            raise TraceError(
-                f"{source}: Kineto schemaVersion {version!r} is {what} this version of "
-                f"pytest-neuronperf understands (<= {KNOWN_SCHEMA_MAX}); upgrade pytest-neuronperf"
-            )
-        raw = doc["traceEvents"]
-    else:
-        raise TraceError(f"{source}: not a chrome trace (no 'traceEvents' list)")
+    """Events of a chrome trace: a :class:`~.chrome.ChromeDoc`, or the dict or bare event
+    array ``json.load`` gives."""
+    chrome = doc if isinstance(doc, ChromeDoc) else as_chrome(doc, source)
+    version = chrome.schema_version
+    # Any number form: 99.0 or "99" is no older than 99.
+    known = version is None or (type(version) in (int, float) and version <= KNOWN_SCHEMA_MAX)
+    if not known:
+        what = "newer than" if type(version) in (int, float) else "not a version number"
+        raise TraceError(
+            f"{source}: Kineto schemaVersion {version!r} is {what} this version of "
+            f"pytest-neuronperf understands (<= {KNOWN_SCHEMA_MAX}); upgrade pytest-neuronperf"
+        )
+    raw = chrome.events
     # The hot loop of the offline report (a 100 MB trace has ~400k events): categories
     # are looked up as written before lower-casing, and ids are usually ints already.
     out: list[Event] = []
@@ -107,26 +105,24 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
     device_kinds = DEVICE_KINDS
     uncorrelated = False
     for ev in raw:
-        if not isinstance(ev, dict):
-            continue
-        cat = ev.get("cat")
-        if not isinstance(cat, str):
+        cat = ev.cat
+        if cat.__class__ is not str:
             continue
         kind = kinds.get(cat)
         if kind is None and (kind := kinds.get(cat.lower())) is None:
             continue
-        if ev.get("ph") != "X":
+        if ev.ph != "X":
             continue
         try:
-            start = float(ev["ts"])
-            dur = float(ev.get("dur", 0.0))
-        except (KeyError, TypeError, ValueError):
+            start = float(ev.ts)
+            dur = float(0.0 if ev.dur is UNSET else ev.dur)
+        except (TypeError, ValueError):  # no ts (UNSET), or one that is no number
             continue
         except OverflowError:  # an integer past float's range: refused below, as inf is
             start = dur = _INF
-        name = ev.get("name")
-        pid = ev.get("pid")
-        tid = ev.get("tid")
+        name = ev.name
+        pid = ev.pid
+        tid = ev.tid
         # One chained test each catches NaN, infinities and negative durations.
         if (
             not (0.0 <= dur < _INF and -_INF < start < _INF)
@@ -135,14 +131,14 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
             or (tid.__class__ is not int and not isinstance(tid, _TRACK_ID))
         ):
             raise TraceError(f"{source}: {_bad_event(ev, cat, start, dur)}")
-        args = ev.get("args")
+        args = ev.args
         ext = corr = 0
-        if isinstance(args, dict):
-            ext = args.get("External id", 0)
-            corr = args.get("correlation", 0)
-            if type(ext) is not int:
+        if args:
+            ext = args.ext
+            corr = args.corr
+            if ext.__class__ is not int:
                 ext = _int(ext)
-            if type(corr) is not int:
+            if corr.__class__ is not int:
                 corr = _int(corr)
         if not corr and kind in device_kinds:
             uncorrelated = True
@@ -156,39 +152,37 @@ def events_from_chrome(doc: Any, source: str = "trace") -> list[Event]:
 _TRACK_ID = (str, float, type(None))
 
 
-def _bad_event(ev: dict[str, Any], cat: str, start: float, dur: float) -> str:
+def _bad_event(ev: ChromeEvent, cat: str, start: float, dur: float) -> str:
     """What is wrong with one event, for a one-line error."""
-    name = ev.get("name")
-    where = f"{cat} event {name!r} at ts {ev.get('ts')!r}"
+    name, ts, dur_field = ev.name, _given(ev.ts), _given(ev.dur)
+    where = f"{cat} event {name!r} at ts {ts!r}"
     if not (-_INF < start < _INF and dur == dur and dur != _INF):
-        problem = f"a time that is not a finite number (ts {ev.get('ts')!r}, dur {ev.get('dur')!r})"
+        problem = f"a time that is not a finite number (ts {ts!r}, dur {dur_field!r})"
     elif dur < 0:
-        problem = f"a negative duration (dur {ev.get('dur')!r})"
+        problem = f"a negative duration (dur {dur_field!r})"
     elif not isinstance(name, str):
-        where = f"{cat} event at ts {ev.get('ts')!r}"
+        where = f"{cat} event at ts {ts!r}"
         problem = f"no name (name {name!r})"
     else:
-        problem = (
-            f"a pid or tid that is not a number or string ({ev.get('pid')!r}, {ev.get('tid')!r})"
-        )
+        problem = f"a pid or tid that is not a number or string ({ev.pid!r}, {ev.tid!r})"
     return f"{where} has {problem}: not a trace the profiler wrote; re-record it or fix the file"
 
 
-def _correlate_by_flow(raw: Sequence[Any], events: list[Event]) -> None:
+def _given(value: Any) -> Any:
+    """A field as the trace gave it; None where it has none."""
+    return None if value is UNSET else value
+
+
+def _correlate_by_flow(raw: Sequence[ChromeEvent], events: list[Event]) -> None:
     """Give device events that carry no correlation in their args the id of the launch
     flow whose end is bound to them: a second pass, only for traces that need it."""
     ends: dict[tuple[Any, Any, float], int] = {}
     for ev in raw:
-        if (
-            isinstance(ev, dict)
-            and ev.get("ph") == "f"
-            and ev.get("cat") in _FLOW_CATEGORIES
-            and isinstance(ev.get("ts"), int | float)
-        ):
-            flow = _int(ev.get("id"))
+        if ev.ph == "f" and ev.cat in _FLOW_CATEGORIES and isinstance(ev.ts, int | float):
+            flow = _int(_given(ev.id))
             if flow:
                 try:
-                    ends[(ev.get("pid"), ev.get("tid"), float(ev["ts"]))] = flow
+                    ends[(ev.pid, ev.tid, float(ev.ts))] = flow
                 except TypeError:  # an unhashable pid or tid: no flow to bind
                     continue
     for e in events:
@@ -421,11 +415,14 @@ def build_tree(events: Sequence[Event]) -> list[Event]:
     to host ops by ``ext_id``, not by time."""
     by_track: dict[tuple[Any, Any], list[Event]] = {}
     for ev in events:
-        if ev.kind in DEVICE_KINDS:
-            continue
-        ev.children.clear()
-        ev.parent = None
-        by_track.setdefault(ev.track, []).append(ev)
+        if ev.kind not in DEVICE_KINDS:
+            by_track.setdefault(ev.track, []).append(ev)
+    return link_tracks(by_track)
+
+
+def link_tracks(by_track: dict[tuple[Any, Any], list[Event]]) -> list[Event]:
+    """:func:`build_tree` of host events already grouped by track (each list is sorted in
+    place); links made by an earlier call are replaced."""
     roots: list[Event] = []
     for track_events in by_track.values():
         # Outer events first when two start together, so they become the parent.
@@ -443,10 +440,17 @@ def build_tree(events: Sequence[Event]) -> list[Event]:
             while ends and start >= ends[-1]:
                 stack.pop()
                 ends.pop()
+            if ev.children:  # linked before: a parent precedes its children, so reset here
+                ev.children = ()
             if stack:
-                ev.parent = stack[-1]
-                stack[-1].children.append(ev)
+                parent = ev.parent = stack[-1]
+                kids = parent.children
+                if isinstance(kids, list):
+                    kids.append(ev)
+                else:
+                    parent.children = [ev]
             else:
+                ev.parent = None
                 roots.append(ev)
             stack.append(ev)
             ends.append(start + ev.dur_us - 1e-3)

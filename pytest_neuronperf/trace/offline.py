@@ -27,13 +27,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
-
 from ..files import Refused, gunzip, read_bytes
 from ..markers import parse_marker
 from ..model import Measurement, Record, Status
 from ..stats import Stats
 from .analysis import Mode, RoundResult, TraceIndex, analyze_node, node_memory, region_ops
+from .chrome import ChromeDoc, as_chrome, decode_chrome
 from .collectives import (
     BACKEND_PREFIXES,
     PARAM_COMMS,
@@ -53,6 +52,8 @@ ModeChoice = Literal["auto", "host", "device"]
 WHOLE_TRACE = "(whole trace)"
 _STEP_PREFIX = "ProfilerStep#"
 _GZIP_MAGIC = b"\x1f\x8b"
+# The events the collectives and memory readers walk, kept whole by the decode.
+READ_WHOLE = (*BACKEND_PREFIXES, PARAM_COMMS, MEMORY_RECORD)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ class TraceReport:
         return {"kind": "kineto-trace", "path": self.source, "mode": self.mode}
 
 
-def load_trace(path: Path) -> Any:
-    """The parsed JSON of a ``.json`` or ``.json.gz`` trace; TraceError for anything else.
+def load_trace(path: Path) -> ChromeDoc:
+    """The parsed ``.json`` or ``.json.gz`` trace; TraceError for anything else.
     Gzip is recognised by its magic bytes, so a misnamed file still reads."""
     name = str(path)
     try:
@@ -120,7 +121,8 @@ def load_trace(path: Path) -> Any:
     if not data or data.isspace():  # strip() would copy the whole file
         raise TraceError(f"{name}: empty file")
     try:
-        return decode_json(data)
+        with gc_paused():
+            return decode_chrome(data, name, READ_WHOLE)
     except UnicodeDecodeError:
         raise TraceError(f"{name}: not a JSON text file (binary content)") from None
     except json.JSONDecodeError as exc:
@@ -137,28 +139,21 @@ def load_trace(path: Path) -> Any:
         raise TraceError(f"{name}: holds a number no profiler writes: {exc}") from None
 
 
-def decode_json(data: bytes) -> Any:
-    """``json.loads(data)``, by orjson where it can: the same objects in about half the
-    time. What orjson refuses (NaN literals, integers past 64 bits, bad bytes) goes to
-    json, which reads the first two as before and words the errors as before."""
-    with gc_paused():
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return json.loads(data)
-
-
-def device_kind_of(doc: Any, events: Sequence[Event]) -> str:
+def device_kind_of(doc: ChromeDoc, events: Sequence[Event]) -> str:
     """``cuda:<name>`` / ``rocm:<name>`` from the trace's deviceProperties, like the live
     backends' device kinds; ``cpu`` for a trace without device activity."""
-    props = doc.get("deviceProperties") if isinstance(doc, dict) else None
+    props = doc.device_properties
     name = ""
     if isinstance(props, list) and props and isinstance(props[0], dict):
         name = str(props[0].get("name", ""))
     has_runtime = any(e.kind is Kind.RUNTIME or e.kind in DEVICE_KINDS for e in events)
     if not name and not has_runtime:
         return "cpu"
-    hip = any(e.name.startswith("hip") for e in events if e.kind is Kind.RUNTIME)
+    # A run is CUDA's or ROCm's throughout: its first runtime call named for one says which.
+    first = next(
+        (e for e in events if e.kind is Kind.RUNTIME and e.name.startswith(("hip", "cu"))), None
+    )
+    hip = first is not None and first.name.startswith("hip")
     return f"{'rocm' if hip else 'cuda'}:{name or 'unknown'}"
 
 
@@ -227,7 +222,10 @@ class Prepared:
 
 def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
     """Events, index, mode and device kind of a parsed trace; TraceError (one line) when
-    it has no events or none for the mode asked."""
+    it has no events or none for the mode asked. ``doc``: what load_trace gives, or the
+    dict ``json.load`` gives."""
+    if not isinstance(doc, ChromeDoc):
+        doc = as_chrome(doc, str(path), READ_WHOLE)
     events = events_from_chrome(doc, source=str(path))
     if not events:
         raise TraceError(f"{path}: no profiler events (no cpu_op, annotation or kernel events)")
@@ -248,7 +246,7 @@ def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
     if chosen == "host" and not index.roots:
         raise TraceError(f"{path}: no host events to analyse in host mode; use --mode device")
     world = _world_size(doc)
-    few = _collective_or_memory_events(doc)
+    few = list(doc.whole)
     return Prepared(
         events,
         index,
@@ -258,22 +256,6 @@ def prepare(doc: Any, path: Path, mode: ModeChoice = "auto") -> Prepared:
         calls_from_chrome(few, world),
         records_from_chrome(few),
     )
-
-
-def _collective_or_memory_events(doc: Any) -> list[Any]:
-    """The few raw events the collectives and memory readers look at, in trace order, in
-    one pass: each reader then walks these instead of the whole trace again."""
-    raw = doc.get("traceEvents") if isinstance(doc, dict) else doc
-    if not isinstance(raw, list):
-        return []
-    prefixes = (*BACKEND_PREFIXES, PARAM_COMMS, MEMORY_RECORD)
-    return [
-        ev
-        for ev in raw
-        if isinstance(ev, dict)
-        and isinstance(name := ev.get("name"), str)
-        and name.startswith(prefixes)
-    ]
 
 
 def select_regions(
@@ -368,9 +350,9 @@ def _region_report(
     return RegionReport(measurement)
 
 
-def _world_size(doc: Any) -> int:
+def _world_size(doc: ChromeDoc) -> int:
     """The process group's size Kineto wrote in ``distributedInfo``; 0 when absent."""
-    info = doc.get("distributedInfo") if isinstance(doc, dict) else None
+    info = doc.distributed_info
     size = info.get("world_size") if isinstance(info, dict) else None
     return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 0
 

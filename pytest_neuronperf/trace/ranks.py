@@ -99,7 +99,7 @@ def trace_files(directory: Path) -> list[Path]:
 def read_rank(path: Path, mode: ModeChoice = "auto") -> RankTrace:
     """One rank's rows; runs in a reader process. TraceError for anything not a rank trace."""
     doc = load_trace(path)
-    info = doc.get("distributedInfo") if isinstance(doc, dict) else None
+    info = doc.distributed_info
     rank = info.get("rank") if isinstance(info, dict) else None
     if isinstance(rank, bool) or not isinstance(rank, int):
         raise TraceError(
