@@ -206,6 +206,24 @@ def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[
     ]
 
 
+def time_figures(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
+    """What each time limit judged on ``m`` was judged on, for the budget's cell: the
+    median and its 95% interval (the bare median when ``strict``)."""
+    if one_cold_run(m) or (budget.region is not None and budget.region != m.region):
+        return []
+    out = []
+    for metric, _, stats, _ in _time_limits(budget, m):
+        if strict and stats.n:
+            out.append(f"{metric}: median {stats.median:,.1f} µs (strict)")
+        elif stats.n >= MIN_ROUNDS:
+            median, low, high = median_interval(stats.samples)
+            out.append(
+                f"{metric}: median {median:,.1f} µs, "
+                f"{CONFIDENCE * 100:.0f}% CI {low:,.1f}..{high:,.1f}"
+            )
+    return out
+
+
 def one_cold_run(m: Measurement) -> bool:
     """A with-region's measurement: its block ran once, cold, with no warm-up."""
     return m.rounds == 1 and m.warmup_rounds == 0 and m.first_call_us == 0 and not m.host_calls

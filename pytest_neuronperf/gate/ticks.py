@@ -3,17 +3,17 @@
 Each tick (measure/reference.py) follows one kind of cost: the memory-bound tick a region
 that streams data, the dispatch-bound tick a region of a few small ops, the compute-bound
 tick (a small matmul) a region whose time is arithmetic. A slower region moves against
-every tick; a drift in what one tick times moves the region against that one only. So a
-change counts only when every tick that judges the region agrees, and the figure reported
-is the smallest of their changes.
+every tick that follows it; a drift in what one tick times moves the region against that
+one only. So a change counts only when every tick that judges the region agrees, and the
+figure reported is the smallest of their changes.
 
-The compute tick judges a region whose counted work does at least COMPUTE_INTENSITY FLOPs
-per byte moved, and a region whose work was not counted (its kind unknown, it gets every
-opinion): with nothing changed, a 256x256 matmul moved beyond the tolerance against both
-small ticks, both ways, while they drifted and it did not (benchmarks/RESULTS.md, "A false
-failure on a compute-bound region"). A data-bound region is judged as before, on the memory
-and dispatch ticks: the compute tick does not follow what moves it, and a third opinion that
-drifts on its own would cost catches for nothing. Why, with figures: docs/gate-quality.md.
+A region is judged by the ticks of what its time is made of, read from its recording:
+the memory tick always; the dispatch tick where its ops, at the dispatch tick's cost each,
+make at least DISPATCH_SHARE of its time; the compute tick where its counted work does at
+least COMPUTE_INTENSITY FLOPs per byte moved, or was not counted (its kind unknown). A
+tick that does not follow a region only drifts beside it: the dispatch tick ran 65% slower
+in some processes and hid +50% slowdowns of a 1 MB multiply-and-sum, and the small ticks
+sped up and failed an unchanged matmul (docs/gate-quality.md, with the figures).
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ from ..model import Figures, Measurement
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 
 MEMORY, DISPATCH, COMPUTE = "memory-bound", "dispatch-bound", "compute-bound"
+# The share of a region's time its ops' dispatch must make for the dispatch tick to judge
+# it: README's RMSNorm 16x1024 (6 ops, ~24 µs, a 1.2 µs tick) is 30%, RMSNorm 64x1024 19%,
+# a 1 MB multiply-and-sum 5%, a Llama-style block 3%.
+DISPATCH_SHARE = 0.125
 # FLOPs per byte moved from which a region's time is mostly arithmetic: a 96x96 matmul does
 # 16, a 256x256 one 43, an elementwise op or a reduction 0.1-1, RMSNorm about 1.
 COMPUTE_INTENSITY = 8.0
@@ -40,15 +44,28 @@ TICK_FIELDS: dict[str, tuple[str, str]] = {
 
 
 def judging_kinds(entry: Entry, m: Measurement | None) -> tuple[str, ...]:
-    """The ticks whose agreement a region's host-time change needs, by its counted work
-    (this measurement's where counted, else the entry's: counts are exact on both sides)."""
+    """The ticks whose agreement a region's host-time change needs, by what its time is
+    made of (the recording's figures; the work counted in this measurement where it was,
+    else the entry's: counts are exact on both sides)."""
+    kinds = [MEMORY]
+    if _dispatch_heavy(entry):
+        kinds.append(DISPATCH)
     flops, moved = entry.flops, entry.bytes_moved
     if m is not None and m.work is not None:
         flops, moved = m.work.flops, m.work.bytes_moved
-    if flops is not None and moved and flops / moved < COMPUTE_INTENSITY:
-        return (MEMORY, DISPATCH)
-    # Arithmetic-heavy, or its kind unknown (work not counted, no bytes): every tick.
-    return (MEMORY, DISPATCH, COMPUTE)
+    if flops is None or not moved or flops / moved >= COMPUTE_INTENSITY:
+        # Arithmetic-heavy, or its kind unknown (work not counted, no bytes).
+        kinds.append(COMPUTE)
+    return tuple(kinds)
+
+
+def _dispatch_heavy(entry: Entry) -> bool:
+    """Whether the region's ops, each at what the dispatch tick cost beside them, make at
+    least DISPATCH_SHARE of its recorded host time."""
+    tick = entry.dispatch_reference_us
+    if tick is None:
+        return False
+    return entry.ops * tick.median >= DISPATCH_SHARE * entry.host_us.median
 
 
 def relatives_of(f: Figures) -> dict[str, Stats | None]:

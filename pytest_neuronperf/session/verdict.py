@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import Violation, check, time_notes
+from ..gate.budget import Violation, check, time_figures, time_notes
 from ..gate.collectives import flag_stragglers
 from ..gate.compare import Comparison, compare
 from ..gate.marker import Budget, marker_tolerance, tolerance_for
@@ -126,9 +126,12 @@ def _record(
     c = comparisons.get(m.region)
     # A time limit too few rounds could judge says so where the budget is shown.
     unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets)]
+    # And what a judged one was judged on: the median and its interval.
+    figures = [f for b in mine for f in time_figures(b, m, strict=strict_budgets)]
     described = "; ".join(b.describe() for b in mine)
-    if unjudged and passed:
-        described += f" ({'; '.join(unjudged)})"
+    said = figures + (unjudged if passed else [])
+    if said:
+        described += f" ({'; '.join(said)})"
     return Record(
         m,
         described,

@@ -13,7 +13,7 @@ from pytest_neuronperf.gate.marker import neuron_budget
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.session.verdict import compare_one, judge
 from pytest_neuronperf.settings import defaults
-from pytest_neuronperf.stats import Stats
+from pytest_neuronperf.stats import Stats, median_interval
 
 TIMES = [100.0 + i for i in range(10)]
 SLOWER = [2 * t for t in TIMES]
@@ -212,8 +212,24 @@ def test_a_time_budget_too_few_rounds_could_judge_says_not_judged_unless_strict(
         "neuron_budget: region 'r' took 500.0 µs of host time (median of 4 rounds), "
         "budget max_host_us=100 (strict: the median alone)",
     )
-    assert v.records[0].budget == "max_host_us=100"
+    assert v.records[0].budget == "max_host_us=100 (max_host_us: median 500.0 µs (strict))"
     # Enough rounds: judged on the interval, over by far, fails.
     v = judge([measurement(host=SLOWER)], [neuron_budget(max_host_us=100)], {}, passed=True,
               update=False)  # fmt: skip
     assert v.failed and "over budget max_host_us=100 with 95% confidence" in v.sentences[0]
+
+
+def test_a_judged_time_budget_shows_its_median_and_interval_in_the_row() -> None:
+    """Passing or failing, the budget cell says what the limit was judged on."""
+    host = [90.0, 95.0, 100.0, 105.0, 110.0, 92.0, 98.0, 102.0, 108.0, 100.0]
+    m = measurement(host=host)
+    median, low, high = median_interval(host)
+    assert low < median < high
+    shown = f"max_host_us: median {median:,.1f} µs, 95% CI {low:,.1f}..{high:,.1f}"
+    for limit, failed in ((200, False), (50, True)):
+        v = judge([m], [neuron_budget(max_host_us=limit)], {}, passed=True, update=False)
+        assert v.failed is failed
+        assert v.records[0].budget == f"max_host_us={limit} ({shown})"
+    # A count-only budget has no time to show.
+    v = judge([m], [neuron_budget(max_ops=9)], {}, passed=True, update=False)
+    assert v.records[0].budget == "max_ops=9"
