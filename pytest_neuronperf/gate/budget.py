@@ -196,7 +196,7 @@ def _time_violation(
 def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
     """The time limits that could not be judged on ``m``: too few rounds for an interval
     (a cold with-region is a violation of its own, said by _time_violations)."""
-    if strict or one_cold_run(m) or (budget.region is not None and budget.region != m.region):
+    if strict or not _times_judged(budget, m):
         return []
     return [
         f"{metric} not judged: {stats.n} round{'' if stats.n == 1 else 's'}, "
@@ -209,7 +209,7 @@ def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[
 def time_figures(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
     """What each time limit judged on ``m`` was judged on, for the budget's cell: the
     median and its 95% interval (the bare median when ``strict``)."""
-    if one_cold_run(m) or (budget.region is not None and budget.region != m.region):
+    if not _times_judged(budget, m):
         return []
     out = []
     for metric, _, stats, _ in _time_limits(budget, m):
@@ -222,6 +222,12 @@ def time_figures(budget: Budget, m: Measurement, *, strict: bool = False) -> lis
                 f"{CONFIDENCE * 100:.0f}% CI {low:,.1f}..{high:,.1f}"
             )
     return out
+
+
+def _times_judged(budget: Budget, m: Measurement) -> bool:
+    """Whether ``budget``'s time limits are judged on ``m`` at all: it is aimed at ``m``'s
+    region and ``m`` is no cold with-region (a violation of its own)."""
+    return not one_cold_run(m) and budget.region in (None, m.region)
 
 
 def one_cold_run(m: Measurement) -> bool:
