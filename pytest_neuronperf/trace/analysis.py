@@ -12,7 +12,7 @@ from typing import Any, Literal
 from ..errors import NeuronPerfError
 from ..markers import COMPILED_PREFIX
 from .device import DeviceIndex, Launched, busy_us, launcher_row, owning_op, stream_name
-from .events import DEVICE_KINDS, Event, Kind, link_tracks
+from .events import ANNOTATION, DEVICE_KINDS, KERNEL, OP, RUNTIME, Event, link_tracks
 from .memory import MemoryRecord, RoundMemory, region_memory
 
 Mode = Literal["host", "device"]
@@ -135,9 +135,9 @@ def top_level_ops(node: Event) -> Iterator[Event]:
             stack.pop()
         elif child.name == COMPILE_EVENT:
             continue
-        elif child.kind is Kind.ANNOTATION or _autograd_span(child, parent):
+        elif child.kind is ANNOTATION or _autograd_span(child, parent):
             stack.append((child, iter(child.children)))
-        elif child.kind is Kind.OP and child.name not in BOOKKEEPING:
+        elif child.kind is OP and child.name not in BOOKKEEPING:
             yield child
 
 
@@ -178,7 +178,7 @@ def host_kernels(op: Event) -> list[Event]:
     stack = [(op, False)]
     while stack:
         node, visited = stack.pop()
-        kids = [c for c in node.children if c.kind in (Kind.OP, Kind.ANNOTATION)]
+        kids = [c for c in node.children if c.kind in (OP, ANNOTATION)]
         if not visited:
             stack.append((node, True))
             stack.extend((c, False) for c in reversed(kids))
@@ -192,7 +192,7 @@ def _computes(op: Event) -> bool:
     # A compiled graph run with inductor's kernel profiling off has no children: it is
     # then one opaque kernel, rather than none.
     return (
-        op.kind is Kind.OP
+        op.kind is OP
         and op.name not in NON_COMPUTE
         and op.name not in BOOKKEEPING
         and not is_compiled_region(op.name)
@@ -239,10 +239,10 @@ class TraceIndex:
                 continue
             host.append(ev)
             by_track.setdefault(ev.track, []).append(ev)
-            if ev.kind is Kind.RUNTIME and ev.correlation:
+            if ev.kind is RUNTIME and ev.correlation:
                 index.launches[ev.correlation] = ev
         index.op_processes = {
-            track[0] for track, evs in by_track.items() if any(e.kind is Kind.OP for e in evs)
+            track[0] for track, evs in by_track.items() if any(e.kind is OP for e in evs)
         }
         index.roots = link_tracks(by_track)
         index.has_device = bool(device)
@@ -305,7 +305,7 @@ class TraceIndex:
         while stack:
             ev = stack.pop()
             stack.extend(ev.children)
-            if ev.kind is Kind.RUNTIME and ev.correlation:
+            if ev.kind is RUNTIME and ev.correlation:
                 out.extend(self.by_launch.get(ev.correlation, ()))
             if ev.ext_id and ev.ext_id not in seen and self.by_ext:
                 seen.add(ev.ext_id)
@@ -321,7 +321,7 @@ def region_ops(node: Event, index: TraceIndex | None = None) -> list[Event]:
     if index is not None:
         extra = index.adopted(node)
         if extra:
-            holder = Event(node.name, Kind.ANNOTATION, node.start_us, node.dur_us, node.track)
+            holder = Event(node.name, ANNOTATION, node.start_us, node.dur_us, node.track)
             holder.children = extra
             ops.extend(top_level_ops(holder))
             ops.sort(key=lambda e: e.start_us)
@@ -379,20 +379,20 @@ def _device_rows(
     for g in groups:
         anchor = g.anchor
         owner = None if by_stream else owning_op(anchor, owners)
-        timed = anchor is not None and anchor.kind is Kind.RUNTIME
+        timed = anchor is not None and anchor.kind is RUNTIME
         launched.extend(g.events)
         for e in g.events:
             if by_stream:
                 row = stream_name(e, devices)
             else:
                 row = owner.name if owner is not None else launcher_row(anchor, e)
-            is_kernel = e.kind is Kind.KERNEL
+            is_kernel = e.kind is KERNEL
             row_us[row] = row_us.get(row, 0.0) + e.dur_us
             row_kernels[row] = row_kernels.get(row, 0) + is_kernel
             if is_kernel and timed and anchor is not None:
                 gaps.append(max(0.0, e.start_us - anchor.start_us))
     launched.sort(key=lambda e: e.start_us)
-    result.kernels = [e.name for e in launched if e.kind is Kind.KERNEL]
+    result.kernels = [e.name for e in launched if e.kind is KERNEL]
     result.device_us = sum(e.dur_us for e in launched)
     result.device_busy_us = busy_us(launched) if launched else 0.0
 
@@ -442,7 +442,7 @@ def find_markers(events: Sequence[Event], markers: Sequence[str]) -> dict[str, E
     found: dict[str, Event] = {}
     wanted = set(markers)
     for ev in events:
-        if ev.kind is Kind.ANNOTATION and ev.name in wanted and ev.name not in found:
+        if ev.kind is ANNOTATION and ev.name in wanted and ev.name not in found:
             found[ev.name] = ev
     missing = [m for m in markers if m not in found]
     if missing:

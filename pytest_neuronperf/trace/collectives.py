@@ -23,7 +23,7 @@ from typing import Any
 from ..model import Collective, CommTime
 from ..stats import Stats
 from .device import busy_us
-from .events import Event, Kind
+from .events import KERNEL, Event
 
 BACKEND_PREFIXES = ("nccl:", "gloo:", "ucc:", "mpi:", "xccl:")
 PARAM_COMMS = "record_param_comms"
@@ -238,7 +238,7 @@ def total_bytes(collectives: Mapping[str, Collective]) -> int:
 
 
 def is_comm_kernel(e: Event) -> bool:
-    return e.kind is Kind.KERNEL and e.name.startswith(COMM_KERNEL_PREFIX)
+    return e.kind is KERNEL and e.name.startswith(COMM_KERNEL_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import DEVICE_KINDS, Event, Kind
+from .events import ANNOTATION, DEVICE_KINDS, OP, RUNTIME, Event
 
 # Driver-API launches of a loaded module: how Triton's launcher (and JIT extensions) start
 # a kernel, so a row for one under no op is named for its kernel.
@@ -65,7 +65,7 @@ class DeviceIndex:
         if by_ext:
             owners: dict[int, Event] = {}
             for ev in host:
-                if ev.kind in (Kind.OP, Kind.ANNOTATION) and ev.ext_id:
+                if ev.kind in (OP, ANNOTATION) and ev.ext_id:
                     owners.setdefault(ev.ext_id, ev)
             for ext, evs in by_ext.items():
                 owner = owners.get(ext)
@@ -111,12 +111,12 @@ def launcher_row(anchor: Event | None, device_event: Event) -> str:
         return NOT_RECORDED
     if GRAPH_LAUNCH in anchor.name:
         return f"{anchor.name} (graph replay)"
-    if anchor.kind is Kind.RUNTIME and anchor.name in MODULE_LAUNCHES:
+    if anchor.kind is RUNTIME and anchor.name in MODULE_LAUNCHES:
         return device_event.name
     outer = None
     ev: Event | None = anchor
     while ev is not None:
-        if ev.kind is Kind.OP:
+        if ev.kind is OP:
             outer = ev
         ev = ev.parent
     if outer is not None:  # bookkeeping, a compilation, another thread's op not inside it

@@ -33,7 +33,12 @@ class Kind(StrEnum):
     MEMSET = "memset"
 
 
-DEVICE_KINDS = frozenset({Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET})
+# The members as plain names: on Python 3.11 each ``Kind.X`` runs the enum's descriptor,
+# ten times a global's cost, and a large trace's analysis makes ~10^6 such lookups.
+OP, ANNOTATION, RUNTIME = Kind.OP, Kind.ANNOTATION, Kind.RUNTIME
+KERNEL, MEMCPY, MEMSET = Kind.KERNEL, Kind.MEMCPY, Kind.MEMSET
+
+DEVICE_KINDS = frozenset({KERNEL, MEMCPY, MEMSET})
 
 # Kineto's flows from a launch to what it launched; a device event whose args lack the
 # correlation still has the flow's end bound to it (same pid, tid and ts).
@@ -42,17 +47,17 @@ _FLOW_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu"})
 # Chrome-trace categories -> kinds. Anything else (python_function, gpu_user_annotation,
 # ac2g flows, Trace spans, overhead) carries no cost we attribute.
 _CATEGORY_KIND = {
-    "cpu_op": Kind.OP,
-    "operator": Kind.OP,
-    "user_annotation": Kind.ANNOTATION,
-    "cuda_runtime": Kind.RUNTIME,
-    "cuda_driver": Kind.RUNTIME,
-    "runtime": Kind.RUNTIME,
-    "privateuse1_runtime": Kind.RUNTIME,
-    "privateuse1_driver": Kind.RUNTIME,
-    "kernel": Kind.KERNEL,
-    "gpu_memcpy": Kind.MEMCPY,
-    "gpu_memset": Kind.MEMSET,
+    "cpu_op": OP,
+    "operator": OP,
+    "user_annotation": ANNOTATION,
+    "cuda_runtime": RUNTIME,
+    "cuda_driver": RUNTIME,
+    "runtime": RUNTIME,
+    "privateuse1_runtime": RUNTIME,
+    "privateuse1_driver": RUNTIME,
+    "kernel": KERNEL,
+    "gpu_memcpy": MEMCPY,
+    "gpu_memset": MEMSET,
 }
 
 
@@ -215,15 +220,15 @@ def events_from_function_events(function_events: Iterable[Any]) -> list[Event]:
             kind = known if known is not None and known in DEVICE_KINDS else _device_kind(fe.name)
             ext, corr = linked, int(fe.id)
         elif getattr(fe, "is_user_annotation", False):
-            kind, ext = Kind.ANNOTATION, int(fe.id)
+            kind, ext = ANNOTATION, int(fe.id)
         elif getattr(fe, "is_python_function", False) or getattr(fe, "is_async", False):
             continue
-        elif known is Kind.RUNTIME or (known is None and linked > 0):
+        elif known is RUNTIME or (known is None and linked > 0):
             # The runtime call's own id is the launch correlation its kernels also carry;
             # a launch under no op (Triton, a graph replay) has no linked op but is one.
-            kind, ext, corr = Kind.RUNTIME, linked, int(fe.id)
+            kind, ext, corr = RUNTIME, linked, int(fe.id)
         else:
-            kind, ext = Kind.OP, int(fe.id)
+            kind, ext = OP, int(fe.id)
         start = float(fe.time_range.start)
         if device != "CPU":
             stream = int(getattr(fe, "device_resource_id", 0) or 0)
@@ -289,7 +294,7 @@ def kineto_nodes(result: Any) -> list[KinetoNode] | None:
         if getattr(ke.device_type(), "name", "") != "CPU" or ke.linked_correlation_id() > 0:
             return None
         activity = getattr(ke, "activity_type", str)()
-        if ke.is_python_function() or _CATEGORY_KIND.get(activity) is Kind.RUNTIME:
+        if ke.is_python_function() or _CATEGORY_KIND.get(activity) is RUNTIME:
             return None
         thread = ke.start_thread_id()
         shown = names.get(name)
@@ -302,7 +307,7 @@ def kineto_nodes(result: Any) -> list[KinetoNode] | None:
                 (ke.end_ns() - start_ns) / 1000,
                 thread,
                 ke.correlation_id(),
-                Kind.ANNOTATION if ke.is_user_annotation() else Kind.OP,
+                ANNOTATION if ke.is_user_annotation() else OP,
                 ke.is_async() or thread != ke.end_thread_id(),
             )
         )
@@ -392,10 +397,10 @@ def _without_only_children_named_as_parent(nodes: list[KinetoNode]) -> list[Kine
 def _device_kind(name: str) -> Kind:
     low = name.lower()
     if low.startswith("memcpy"):
-        return Kind.MEMCPY
+        return MEMCPY
     if low.startswith("memset"):
-        return Kind.MEMSET
-    return Kind.KERNEL
+        return MEMSET
+    return KERNEL
 
 
 def _int(v: Any) -> int:

@@ -44,7 +44,7 @@ from .collectives import (
     round_comm,
 )
 from .collectives import worst_round as worst_collectives
-from .events import DEVICE_KINDS, Event, Kind, TraceError, events_from_chrome
+from .events import ANNOTATION, DEVICE_KINDS, RUNTIME, Event, TraceError, events_from_chrome
 from .memory import MEMORY_RECORD, MemoryRecord, records_from_chrome
 from .summary import summarize
 
@@ -146,12 +146,12 @@ def device_kind_of(doc: ChromeDoc, events: Sequence[Event]) -> str:
     name = ""
     if isinstance(props, list) and props and isinstance(props[0], dict):
         name = str(props[0].get("name", ""))
-    has_runtime = any(e.kind is Kind.RUNTIME or e.kind in DEVICE_KINDS for e in events)
+    has_runtime = any(e.kind is RUNTIME or e.kind in DEVICE_KINDS for e in events)
     if not name and not has_runtime:
         return "cpu"
     # A run is CUDA's or ROCm's throughout: its first runtime call named for one says which.
     first = next(
-        (e for e in events if e.kind is Kind.RUNTIME and e.name.startswith(("hip", "cu"))), None
+        (e for e in events if e.kind is RUNTIME and e.name.startswith(("hip", "cu"))), None
     )
     hip = first is not None and first.name.startswith("hip")
     return f"{'rocm' if hip else 'cuda'}:{name or 'unknown'}"
@@ -262,7 +262,7 @@ def select_regions(
     events: Sequence[Event], index: TraceIndex, region: str | None, source: str
 ) -> list[tuple[str, list[Event]]]:
     """(region name, one node per round) in trace order; see the module docstring."""
-    annotations = [e for e in events if e.kind is Kind.ANNOTATION]
+    annotations = [e for e in events if e.kind is ANNOTATION]
     annotations.sort(key=lambda e: e.start_us)
     ours: dict[tuple[int, str], list[Event]] = {}
     for ev in annotations:
@@ -304,7 +304,7 @@ def _whole(events: Sequence[Event], roots: list[Event]) -> Event:
     spanned = roots or events
     start = min(e.start_us for e in spanned)
     end = max(e.end_us for e in spanned)
-    whole = Event(WHOLE_TRACE, Kind.ANNOTATION, start, end - start, ("trace", "all"))
+    whole = Event(WHOLE_TRACE, ANNOTATION, start, end - start, ("trace", "all"))
     whole.children = roots
     return whole
 
