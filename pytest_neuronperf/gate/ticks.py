@@ -47,25 +47,29 @@ def judging_kinds(entry: Entry, m: Measurement | None) -> tuple[str, ...]:
     """The ticks whose agreement a region's host-time change needs, by what its time is
     made of (the recording's figures; the work counted in this measurement where it was,
     else the entry's: counts are exact on both sides)."""
-    kinds = [MEMORY]
-    if _dispatch_heavy(entry):
-        kinds.append(DISPATCH)
     flops, moved = entry.flops, entry.bytes_moved
     if m is not None and m.work is not None:
         flops, moved = m.work.flops, m.work.bytes_moved
+    tick = entry.dispatch_reference_us
+    return kinds_of(
+        entry.ops, entry.host_us.median, tick.median if tick is not None else None, flops, moved
+    )
+
+
+def kinds_of(
+    ops: int, host_us: float, dispatch_us: float | None, flops: float | None, moved: float | None
+) -> tuple[str, ...]:
+    """The ticks that judge a region of ``ops`` ops taking ``host_us`` a call, beside a
+    dispatch tick of ``dispatch_us``, doing ``flops`` over ``moved`` bytes (None: not
+    counted): the memory tick always; the dispatch tick where the ops, at the tick's cost
+    each, make at least DISPATCH_SHARE of the time; the compute tick where the work is
+    arithmetic-heavy or its kind unknown."""
+    kinds = [MEMORY]
+    if dispatch_us is not None and ops * dispatch_us >= DISPATCH_SHARE * host_us:
+        kinds.append(DISPATCH)
     if flops is None or not moved or flops / moved >= COMPUTE_INTENSITY:
-        # Arithmetic-heavy, or its kind unknown (work not counted, no bytes).
         kinds.append(COMPUTE)
     return tuple(kinds)
-
-
-def _dispatch_heavy(entry: Entry) -> bool:
-    """Whether the region's ops, each at what the dispatch tick cost beside them, make at
-    least DISPATCH_SHARE of its recorded host time."""
-    tick = entry.dispatch_reference_us
-    if tick is None:
-        return False
-    return entry.ops * tick.median >= DISPATCH_SHARE * entry.host_us.median
 
 
 def relatives_of(f: Figures) -> dict[str, Stats | None]:

@@ -25,7 +25,7 @@ from typing import Any
 from ..backends import Backend
 from ..backends.memory import AllocatorFigures, MemoryProbe
 from ..markers import PRIME, marker_name
-from ..model import Measurement
+from ..model import Measurement, Work
 from ..stats import Stats
 from ..trace.analysis import RoundResult
 from ..trace.events import KinetoNode, kineto_nodes
@@ -43,7 +43,7 @@ from .rounds import Profiled, profile_rounds
 from .settle import page_faults
 from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
 from .warmup import WarmUp, refuse_lazy, warm_up
-from .window import WINDOW_KEY, HostSamples, WindowPlan
+from .window import WINDOW_KEY, HostSamples, Shape, WindowPlan
 
 
 @dataclass
@@ -51,6 +51,15 @@ class _OpenRegion:
     name: str
     marker: str
     nested: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    """The profiled rounds read back, with the backend's notes and the memory's."""
+
+    rounds: list[RoundResult]
+    notes: tuple[str, ...]
+    memory_note: str
 
 
 @dataclass(frozen=True)
@@ -181,8 +190,6 @@ class Runner:
             environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
         )
         self._export(prof, test_id, name, [name])
-        if self.count_work:
-            measurement = self._with_work(call, measurement)
         if recheck is not None:
             measurement = self._recheck(call, measurement, recheck, plan)
         return result, measurement
@@ -223,20 +230,27 @@ class Runner:
             progress=self.progress,
         )
 
-    def _with_work(self, call: Call, m: Measurement) -> Measurement:
+    def _count_work(self, call: Call, what: str, name: str) -> Work | None:
         """FLOPs and bytes from one more call, after the profiled rounds: the counting
         dispatch mode and its profiler never overlap the timing (work/counting.py)."""
+        if not self.count_work:
+            return None
         from ..work.counting import count_work
 
-        with phase(self.progress, f"{m.test_id} {m.region!r} counting FLOPs and bytes"):
+        with phase(self.progress, f"{what} counting FLOPs and bytes"):
             try:
                 _, work = count_work(call.fn, call.args, call.kwargs, read_tree=_kineto_tree)
                 self.backend.synchronize()
             except Exception as exc:
                 raise MeasureError(
-                    f"neuron_profile({m.region!r}): counting FLOPs and bytes re-runs the "
+                    f"neuron_profile({name!r}): counting FLOPs and bytes re-runs the "
                     f"callable under a TorchDispatchMode, and it raised {exc!r}"
                 ) from exc
+        return work
+
+    def _with_work(self, m: Measurement, work: Work | None) -> Measurement:
+        if work is None:
+            return m
         peaks = self.peaks.for_kind(m.device_kind)
         if peaks is None:
             return replace(m, work=work)
@@ -271,14 +285,10 @@ class Runner:
             what=what,
             progress=self.progress,
         )
-        reference = self._reference_timer()
-        span = window_span(plan, self.record_windows)
-        with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
-            sampled = self._sample_host(call, rounds, plan)
-        if not warmup:
-            refuse_lazy(sampled.result, name)
         seq = self._seq_no()
         markers = [marker_name(seq, name, r) for r in range(rounds)]
+        # Profiled and counted before the host window: what the region is made of decides
+        # which of its figures a recording pins down (gate/record.py).
         run = profile_rounds(
             call.fn,
             call.args,
@@ -287,32 +297,34 @@ class Runner:
             markers,
             marker_name(seq, name, PRIME),
             resettle=bool(warmup and warm.settled.faulted),
-            reference=reference,
+            reference=self._reference_timer(),
             progress=self.progress,
             what=what,
             memory=memory,
         )
+        if not warmup:
+            refuse_lazy(run.result, name)
+        analysed = self._analyse(run, markers, memory)
+        work = self._count_work(call, what, name)
+        shape = Shape(
+            max((len(r.ops) for r in analysed.rounds), default=0),
+            work.flops if work is not None else None,
+            work.bytes_moved if work is not None else None,
+        )
+        plan = plan.given(shape)
+        span = window_span(plan, self.record_windows)
+        with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
+            sampled = self._sample_host(call, rounds, plan)
         measurement = self._measurement_of(
-            run, markers, sampled, warm, test_id=test_id, name=name, warmup=warmup, memory=memory
+            analysed, run, sampled, warm, test_id=test_id, name=name, warmup=warmup
         )
         measurement = replace(measurement, **host_fields(
             sampled, plan, self.threads, self._floor(measurement)
         ))  # fmt: skip
-        return run.result, measurement, run.prof
+        return run.result, self._with_work(measurement, work), run.prof
 
-    def _measurement_of(
-        self,
-        run: Profiled,
-        markers: list[str],
-        sampled: HostSamples,
-        warm: WarmUp,
-        *,
-        test_id: str,
-        name: str,
-        warmup: int,
-        memory: bool,
-    ) -> Measurement:
-        """The profiled rounds analysed and summed up, with what warm-up and the rounds saw."""
+    def _analyse(self, run: Profiled, markers: list[str], memory: bool) -> _Analysed:
+        """The profiled rounds read back, and what their memory showed."""
         # Reading the profile back makes an object per event, all alive: a collection
         # scans them for nothing (docs/cost.md). Nothing is timed here.
         with gc_paused():
@@ -320,8 +332,23 @@ class Runner:
             memory_note, memory_notes = self._settle_memory(
                 memory, analyzed.rounds, markers, run.allocator
             )
+        return _Analysed(analyzed.rounds, analyzed.notes + memory_notes, memory_note)
+
+    def _measurement_of(
+        self,
+        analysed: _Analysed,
+        run: Profiled,
+        sampled: HostSamples,
+        warm: WarmUp,
+        *,
+        test_id: str,
+        name: str,
+        warmup: int,
+    ) -> Measurement:
+        """The profiled rounds summed up, with what warm-up and the rounds saw."""
+        with gc_paused():
             measurement = self._summarize(
-                analyzed.rounds,
+                analysed.rounds,
                 test_id=test_id,
                 region=name,
                 host=sampled.host_us,
@@ -334,8 +361,8 @@ class Runner:
             settle_calls=warm.settled.extra_calls,
             device_reference_us=Stats.of(run.device_refs) if run.device_refs else None,
             page_faults=median(run.round_faults) if page_faults is not None else None,
-            device_notes=analyzed.notes + memory_notes,
-            memory_note=memory_note,
+            device_notes=analysed.notes,
+            memory_note=analysed.memory_note,
         )
 
     def _settle_memory(

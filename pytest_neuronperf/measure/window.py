@@ -59,7 +59,7 @@ class HostSamples:
 # A round times the compute-bound tick (about 60 µs) this many times, evenly over its
 # share: 1-2% of a 20 ms block, where a tick before every call would double a fast region's.
 COMPUTE_TICKS_PER_ROUND = 4
-# Windows pooled per measurement when recording a baseline (--neuron-profile-update).
+# Whole windows a regression's second look samples, pooled (host.second_look).
 RECORD_WINDOWS = 3
 # A window is sampled in this many passes of equal length (sample_window): an adaptive one
 # runs at least one, so its floor is the window over PASSES.
@@ -70,18 +70,33 @@ STOP_SHARE = 0.25
 
 
 @dataclass(frozen=True)
+class Shape:
+    """What a region is made of, as its profiled rounds and its work count tell it before
+    its host window is sampled: which reference ticks will judge it follows from these."""
+
+    ops: int
+    flops: float | None = None
+    bytes_moved: float | None = None
+
+
+@dataclass(frozen=True)
 class WindowPlan:
     """How host time is sampled for one measurement: ``seconds`` of window (0: one call per
     round) and, where the time is judged against a baseline, ``settled``: given the rounds
     sampled so far, why they already settle the verdict (the window then stops), or None
     to sample on. Without it the window runs whole. ``passes``: at most this many passes of
-    ``seconds / PASSES`` each (a recording may sample up to RECORD_WINDOWS windows' worth);
-    ``what`` names the sampling in its note."""
+    ``seconds / PASSES`` each; ``what`` names the sampling in its note. ``shaped``: the plan
+    to follow once the region's :class:`Shape` is known (a recording's stop rule reads it)."""
 
     seconds: float
     settled: Callable[[HostSamples], str | None] | None = None
     passes: int = PASSES
     what: str = "window"
+    shaped: Callable[[Shape], WindowPlan] | None = None
+
+    def given(self, shape: Shape) -> WindowPlan:
+        """This plan for a region of ``shape``."""
+        return self if self.shaped is None else self.shaped(shape)
 
 
 def sample_host(

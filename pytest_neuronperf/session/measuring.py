@@ -14,9 +14,9 @@ from ..escape import terminal, xml
 from ..fixture import NeuronProfile
 from ..gate.compare import Comparison, judged_by_reference, window_settled
 from ..gate.marker import Budget, tolerance_for
-from ..gate.record import recording_settled
+from ..gate.record import recording_plan
 from ..measure.progress import Writer
-from ..measure.window import PASSES, RECORD_WINDOWS, WindowPlan
+from ..measure.window import WindowPlan
 from ..model import Measurement, Record
 from ..reports.change import baseline_text
 from ..reports.fit import terminal_width, wrap
@@ -212,14 +212,9 @@ class MeasuringSession:
         budgets: tuple[Budget, ...] = item.stash.get(budgets_key, ())
         tolerance = tolerance_for(budgets, region, s.tolerance)
         if s.update:
-            # Recorded: passes until every figure to be judged is known well enough for the
-            # tolerance, up to RECORD_WINDOWS whole windows (gate/record.py).
-            return WindowPlan(
-                s.window,
-                settled=lambda samples: recording_settled(samples, tolerance=tolerance),
-                passes=RECORD_WINDOWS * PASSES,
-                what="recording",
-            )
+            # Recorded: passes until every figure that will judge the region is known well
+            # enough for the tolerance, up to one window (gate/record.py).
+            return recording_plan(s.window, tolerance)
         if s.enabled and (s.json_path is not None or s.export is not None):
             # Written to a JSON report that `neuronperf compare` and `history` judge later:
             # the whole window.

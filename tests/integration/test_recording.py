@@ -11,7 +11,7 @@ import pytest
 from helpers import sampled_windows
 from test_baseline import FILE, MODULE, run, stored
 
-from pytest_neuronperf.measure.window import PASSES, RECORD_WINDOWS
+from pytest_neuronperf.measure.window import PASSES
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -32,10 +32,10 @@ def test_a(neuron_profile):
     # sampled, not about judging a 4 µs region against a baseline from 0.2 s of windows.
     plain = [f"--neuron-profile-dir={pytester.path / 'elsewhere'}"]
     # A recording samples passes of a fifth of the window until its figures are pinned down
-    # (gate/record.py), up to RECORD_WINDOWS windows, in one plan; a JSON report one window.
+    # (gate/record.py), up to one window, in one plan; a JSON report one window.
     windows = sampled_windows(monkeypatch)
     for extra, passes, settles in (
-        (["--neuron-profile-update"], RECORD_WINDOWS * PASSES, True),
+        (["--neuron-profile-update"], PASSES, True),
         (plain, PASSES, False),
     ):
         windows.clear()

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from pytest_neuronperf.gate.record import recording_settled
-from pytest_neuronperf.measure.window import (
-    PASSES,
-    RECORD_WINDOWS,
-    HostSamples,
-    WindowPlan,
-    sample_window,
-)
+from pytest_neuronperf.gate.record import recording_plan, recording_settled
+from pytest_neuronperf.measure.window import PASSES, HostSamples, Shape, sample_window
 from pytest_neuronperf.stats import median_interval
 
 
 def samples(
-    spread: float, *, rounds: int = 10, dispatch_spread: float | None = None
+    spread: float,
+    *,
+    rounds: int = 10,
+    dispatch_spread: float | None = None,
+    compute_spread: float | None = None,
 ) -> HostSamples:
-    """Rounds against each tick spread evenly ±``spread`` around 1 (the dispatch tick's
-    by ``dispatch_spread`` where given)."""
+    """Rounds against each tick spread evenly ±``spread`` around 1 (the dispatch and
+    compute ticks' by ``dispatch_spread`` and ``compute_spread`` where given); 100 µs a
+    call, a dispatch tick of 2 µs."""
 
     def rounds_of(width: float) -> list[float]:
         return [1 + width * (2 * i / (rounds - 1) - 1) for i in range(rounds)]
@@ -34,25 +35,26 @@ def samples(
         1_000,
         None,
         compute_us=[20.0] * rounds,
-        relative_compute=rounds_of(spread),
+        relative_compute=rounds_of(spread if compute_spread is None else compute_spread),
     )
 
 
 def test_a_recording_stops_once_every_judged_figure_is_pinned_down_for_the_tolerance() -> None:
     steady = samples(0.01)
-    why = recording_settled(steady, tolerance=0.1)
+    why = recording_settled(steady, shape=None, tolerance=0.1)
     assert why == (
-        "every judged figure's median known to ±0.6% (95% CI), inside ±2.5% (0.25 of the tolerance)"
+        "the figures that will judge it (memory-bound, dispatch-bound, compute-bound) known to "
+        "±0.6% (95% CI of the median), inside ±2.5% (0.25 of the tolerance)"
     )
     # Rounds spread ±10%: the median's interval is wider than a quarter of 10%: sample on.
     wide = samples(0.10)
     _, _, high = median_interval(wide.relative)
     assert high - 1 > 0.025
-    assert recording_settled(wide, tolerance=0.1) is None
+    assert recording_settled(wide, shape=None, tolerance=0.1) is None
     # A looser tolerance asks less of the same rounds.
-    assert recording_settled(wide, tolerance=0.5) is not None
+    assert recording_settled(wide, shape=None, tolerance=0.5) is not None
     # One figure wide is enough to sample on, whichever tick it is against.
-    assert recording_settled(samples(0.01, dispatch_spread=0.10), tolerance=0.1) is None
+    assert recording_settled(samples(0.01, dispatch_spread=0.10), shape=None, tolerance=0.1) is None
 
 
 def test_the_boundary_is_a_quarter_of_the_tolerance_either_side() -> None:
@@ -60,16 +62,16 @@ def test_the_boundary_is_a_quarter_of_the_tolerance_either_side() -> None:
     median, low, high = median_interval(s.relative)
     widest = max(high / median, median / low) - 1
     # A tolerance whose quarter is just that width settles; a hair less does not.
-    assert recording_settled(s, tolerance=widest / 0.25 * 1.001) is not None
-    assert recording_settled(s, tolerance=widest / 0.25 * 0.999) is None
+    assert recording_settled(s, shape=None, tolerance=widest / 0.25 * 1.001) is not None
+    assert recording_settled(s, shape=None, tolerance=widest / 0.25 * 0.999) is None
 
 
 def test_without_reference_ticks_the_raw_rounds_decide_and_few_rounds_settle_at_once() -> None:
     raw = HostSamples([100.0 + i * 10 for i in range(10)], [], [], [], [], 100, None)
-    assert recording_settled(raw, tolerance=0.1) is None
+    assert recording_settled(raw, shape=None, tolerance=0.1) is None
     steady = HostSamples([100.0 + i * 0.1 for i in range(10)], [], [], [], [], 100, None)
-    assert recording_settled(steady, tolerance=0.1) is not None
-    assert recording_settled(samples(0.5, rounds=4), tolerance=0.1) == (
+    assert recording_settled(steady, shape=None, tolerance=0.1) is not None
+    assert recording_settled(samples(0.5, rounds=4), shape=None, tolerance=0.1) == (
         "too few rounds for time to be judged"
     )
 
@@ -86,10 +88,9 @@ class FakeClock:
         return self.now
 
 
-def test_a_recording_samples_passes_of_the_windows_length_up_to_its_ceiling() -> None:
-    """Each pass is a fifth of the window, as when comparing (the same kind of figure);
-    a recording may take up to RECORD_WINDOWS windows of them, as it always took."""
-    most = RECORD_WINDOWS * PASSES
+def test_a_recording_samples_passes_of_the_windows_length_up_to_one_window() -> None:
+    """Each pass is a fifth of the window, as when comparing (the same kind of figure); a
+    recording takes up to one window of them."""
     looks: list[int] = []
 
     def never(s: HostSamples) -> str | None:
@@ -97,16 +98,50 @@ def test_a_recording_samples_passes_of_the_windows_length_up_to_its_ceiling() ->
         return None
 
     clock = FakeClock(cost=2_000)
-    plan = WindowPlan(0.05, never, passes=most, what="recording")
+    plan = replace(recording_plan(0.05, 0.1), settled=never)
     s = sample_window(clock.work, 10, plan, None, clock=clock)
-    assert s.seconds == pytest.approx(0.05 * RECORD_WINDOWS, rel=1e-3)
-    assert len(looks) == most - 1
+    assert s.seconds == pytest.approx(0.05, rel=1e-3)
+    assert len(looks) == PASSES - 1
     assert s.note == (
-        f"recording ran {most} of {most} passes, its whole time: the host time's precision "
+        f"recording ran {PASSES} of {PASSES} passes, its whole time: the host time's precision "
         "was not settled before"
     )
     # Settled on its first look: one pass, a fifth of the window.
-    s = sample_window(clock.work, 10, WindowPlan(0.05, lambda s: "enough", passes=most,
-                                                 what="recording"), None, clock=clock)  # fmt: skip
+    s = sample_window(clock.work, 10, replace(plan, settled=lambda s: "enough"), None, clock=clock)
     assert s.seconds == pytest.approx(0.05 / PASSES, rel=1e-3)
-    assert s.note == f"recording stopped after 1 of {most} passes: enough"
+    assert s.note == f"recording stopped after 1 of {PASSES} passes: enough"
+
+
+# 100 µs a call beside a 2 µs dispatch tick: ops at or past 6.25 make 1/8 of the time.
+MEMORY_ONLY = Shape(ops=6, flops=100.0, bytes_moved=1_000.0)
+
+
+def test_only_the_ticks_that_will_judge_the_region_must_be_pinned_down() -> None:
+    """A region judged by the memory tick alone records once that figure is known, however
+    wide its rounds against the other ticks; each other tick counts where it judges."""
+    noisy_others = samples(0.01, dispatch_spread=0.10, compute_spread=0.10)
+    assert recording_settled(noisy_others, shape=None, tolerance=0.1) is None
+    why = recording_settled(noisy_others, shape=MEMORY_ONLY, tolerance=0.1)
+    assert why is not None and why.startswith("the figures that will judge it (memory-bound) ")
+    # Seven ops at the dispatch tick's 2 µs are 14% of 100 µs: the dispatch tick judges.
+    dispatch_heavy = replace(MEMORY_ONLY, ops=7)
+    assert recording_settled(noisy_others, shape=dispatch_heavy, tolerance=0.1) is None
+    # 8 FLOPs a byte is arithmetic-heavy: the compute tick judges; just under it does not.
+    arithmetic = replace(MEMORY_ONLY, flops=8_000.0)
+    assert recording_settled(noisy_others, shape=arithmetic, tolerance=0.1) is None
+    under = replace(MEMORY_ONLY, flops=7_990.0)
+    assert recording_settled(noisy_others, shape=under, tolerance=0.1) is not None
+    # Work not counted: its kind unknown, the compute tick judges.
+    uncounted = replace(MEMORY_ONLY, flops=None, bytes_moved=None)
+    assert recording_settled(noisy_others, shape=uncounted, tolerance=0.1) is None
+
+
+def test_the_recording_plan_takes_the_regions_shape_once_known() -> None:
+    plan = recording_plan(1.0, 0.1)
+    assert (plan.seconds, plan.passes, plan.what) == (1.0, PASSES, "recording")
+    noisy_others = samples(0.01, dispatch_spread=0.10, compute_spread=0.10)
+    assert plan.settled is not None and plan.settled(noisy_others) is None
+    shaped = plan.given(MEMORY_ONLY)
+    assert shaped.settled is not None and shaped.settled(noisy_others) is not None
+    assert shaped.given(replace(MEMORY_ONLY, ops=50)) is shaped
+    assert (shaped.seconds, shaped.passes, shaped.what) == (1.0, PASSES, "recording")

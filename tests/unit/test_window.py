@@ -449,14 +449,11 @@ def test_a(neuron_profile):
     try:
         recorded = measured("--neuron-profile-update")
         # A recording samples passes until its figures are pinned down (gate/record.py):
-        # one window plan, up to RECORD_WINDOWS windows' worth of passes, with a stop rule.
+        # one window plan, up to one window of passes, with a stop rule that knows the
+        # region's shape: profiled and counted before the window, which is bound to it.
         [(plan, sampled)] = windows
-        assert (plan.seconds, plan.passes, plan.what) == (
-            0.06,
-            RECORD_WINDOWS * PASSES,
-            "recording",
-        )
-        assert plan.settled is not None
+        assert (plan.seconds, plan.passes, plan.what) == (0.06, PASSES, "recording")
+        assert plan.settled is not None and plan.shaped is None
         assert recorded["window_s"] == pytest.approx(sampled.seconds)
         assert recorded["window_note"].startswith(("recording stopped after", "recording ran "))
         judged = measured("--neuron-profile")
