@@ -3,9 +3,9 @@
 Each round's sample is the median of the calls in its share of the window; against each of
 the three reference ticks (reference.py) a round also keeps the low decile of call/tick
 (``relative``, ``relative_dispatch``, ``relative_compute``), which the CPU gate judges. The
-memory and dispatch ticks are timed before every call, the costlier compute tick
-COMPUTE_TICKS_PER_ROUND times a round, each call paired with the latest. Why a window, why the low
-decile, and the measurements behind both: docs/gate-quality.md.
+memory and dispatch ticks are timed before every call, each call paired with its own; the
+costlier compute tick COMPUTE_TICKS_PER_ROUND times a round, the calls against their median.
+Why a window, why the low decile, and the measurements behind both: docs/gate-quality.md.
 
 A window is sampled in PASSES passes of equal length, pooled per round; where a time will be
 judged against a baseline it stops after the first pass whose rounds settle the verdict
@@ -150,8 +150,11 @@ def sample_host(
         long_calls.extend(t for t in times if t >= LONG_US)
         for kind, kind_ticks in ticks.items():
             if kind_ticks and all(t > 0 for t in kind_ticks):
-                # The compute tick's figure is its own ticks, not one per call.
-                refs[kind].append(median(computed if kind == "compute" else kind_ticks))
+                if kind == "compute":
+                    # A few ticks a round: each call against their median, or one tick that
+                    # met a busy moment drags a quarter of the calls' ratios into the decile.
+                    kind_ticks = [median(computed)] * len(times)
+                refs[kind].append(median(kind_ticks))
                 ratios = sorted(t / k for t, k in zip(times, kind_ticks, strict=True))
                 relative[kind].append(quantile(ratios, RELATIVE_QUANTILE))
     return HostSamples(

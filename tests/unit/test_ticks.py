@@ -233,7 +233,7 @@ class CountingReference:
         return 80.0 if self.compute_ticks % COMPUTE_TICKS_PER_ROUND == 1 else 20.0
 
 
-def test_the_compute_tick_is_timed_a_few_times_a_round_and_pairs_with_the_calls_after() -> None:
+def test_the_compute_tick_is_timed_a_few_times_a_round_and_its_median_judges_the_calls() -> None:
     clock = Clock()
 
     def call() -> None:
@@ -246,9 +246,9 @@ def test_the_compute_tick_is_timed_a_few_times_a_round_and_pairs_with_the_calls_
     assert ref.compute_ticks == 2 * COMPUTE_TICKS_PER_ROUND
     assert s.compute_us == [20.0, 20.0]  # per round the median of its four ticks
     # The first quarter of each round's calls ran after the 80 µs tick: paired call by call,
-    # a quarter of the ratios are 1/80, so the low decile is; paired with the round's
-    # median tick every ratio would be 1/20.
-    assert s.relative_compute == [pytest.approx(1 / 80)] * 2
+    # a quarter of the ratios would be 1/80, and so the low decile; against the round's
+    # median tick every ratio is 1/20.
+    assert s.relative_compute == [pytest.approx(1 / 20)] * 2
     assert s.relative == [pytest.approx(0.1)] * 2
     # Without a window, one call a round, each after its own compute tick.
     ref = CountingReference()
