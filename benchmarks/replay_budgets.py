@@ -13,6 +13,11 @@ The rounds judged are what those reruns measured: on CPU host_us per round is a 
 median (bench_gate writes a JSON report, so its windows run whole), device_us the profiled
 rounds; a plain `pytest` run times one call per round instead, with no window.
 
+Each is judged twice: on the rounds as measured ("raw"), and at the recording's speed (the
+rounds scaled by the baseline's reference ticks, as the plugin judges a budget where the
+region has an entry: gate/speed.py), against the baseline bench_gate kept (DIR/baselines).
+Each way's budget is 1.2x the A/A median of the figure it judges.
+
     python benchmarks/replay_budgets.py DIR [--budget 1.2] [--slower 1.5]
 """
 
@@ -27,8 +32,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pytest_neuronperf.gate.budget import check
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.baselines.store import load
+from pytest_neuronperf.gate.budget import Speeds, check
 from pytest_neuronperf.gate.marker import neuron_budget
+from pytest_neuronperf.gate.speed import at_recording_speed
 from pytest_neuronperf.model import Measurement, Record
 from pytest_neuronperf.stats import Stats
 
@@ -51,6 +59,30 @@ def scaled(m: Measurement, factor: float) -> Measurement:
     )
 
 
+def entries(directory: Path, ms: list[Measurement]) -> dict[tuple[str, str], Entry]:
+    """The kept baseline's entry of each rerun's region (bench_gate --keep DIR/baselines)."""
+    out = {}
+    kinds = {m.device_kind for m in ms}
+    for kind in kinds:
+        store = load(directory / "baselines", kind)
+        for m in ms:
+            entry = store.get(m.test_id, m.region)
+            if entry is not None:
+                out[(m.test_id, m.region)] = entry
+    return out
+
+
+def judged(m: Measurement, entry: Entry | None, metric: str) -> tuple[float, Speeds | None]:
+    """The median a budget on ``metric`` judges, raw or at the recording's speed, and the
+    speeds to hand the check (None: raw)."""
+    if entry is None:
+        return getattr(m, metric).median, None
+    speed = at_recording_speed(entry, m)
+    if metric not in speed:
+        return getattr(m, metric).median, None
+    return speed[metric].stats.median, {m.region: speed}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("directory", type=Path)
@@ -60,47 +92,61 @@ def main() -> int:
     ms = reruns(args.directory)
     if not ms:
         sys.exit(f"{args.directory}: no a-*.json or e-*.json reports (bench_gate.py --keep)")
+    stored = entries(args.directory, ms)
     regions = sorted({m.region for m in ms})
     rows = []
-    for region in regions:
-        mine = [m for m in ms if m.region == region]
-        for metric in METRICS:
-            level = statistics.median(getattr(m, metric).median for m in mine)
-            limit = level * args.budget
-            budget = neuron_budget(**{f"max_{metric}": limit})
-            cells = []
-            for factor in (1.0, args.slower):
-                for strict in (False, True):
-                    failed = sum(
-                        bool(check(budget, [scaled(m, factor)], strict=strict)) for m in mine
-                    )
-                    cells.append(f"{failed}/{len(mine)}")
-            spread = [getattr(m, metric).median / level for m in mine]
-            rows.append(
-                [
-                    region,
-                    metric,
-                    f"{level:,.1f}",
-                    f"{min(spread):.2f}-{max(spread):.2f}x",
-                    *cells,
+    totals: dict[str, list[int]] = {}
+    for way in ("raw", "at speed"):
+        for region in regions:
+            mine = [m for m in ms if m.region == region]
+            for metric in METRICS:
+                lookup = stored if way == "at speed" else {}
+                level = statistics.median(
+                    judged(m, lookup.get((m.test_id, m.region)), metric)[0] for m in mine
+                )
+                limit = level * args.budget
+                budget = neuron_budget(**{f"max_{metric}": limit})
+                cells = []
+                for i, factor in enumerate((1.0, args.slower)):
+                    for j, strict in enumerate((False, True)):
+                        failed = 0
+                        for m in mine:
+                            s = scaled(m, factor)
+                            _, speeds = judged(s, lookup.get((m.test_id, m.region)), metric)
+                            failed += bool(check(budget, [s], strict=strict, speeds=speeds))
+                        totals.setdefault(way, [0, 0, 0, 0])[2 * i + j] += failed
+                        cells.append(f"{failed}/{len(mine)}")
+                spread = [
+                    judged(m, lookup.get((m.test_id, m.region)), metric)[0] / level for m in mine
                 ]
-            )
-    print(
-        tabulate(
-            rows,
-            headers=[
-                "region",
-                "metric",
-                "A/A median µs",
-                "reruns' medians",
-                f"false fail @{args.budget:g}x (95%)",
-                "(strict)",
-                f"caught @{args.slower:g}x (95%)",
-                "(strict)",
-            ],
-            tablefmt="github",
+                rows.append(
+                    [
+                        way,
+                        region,
+                        metric,
+                        f"{level:,.1f}",
+                        f"{min(spread):.2f}-{max(spread):.2f}x",
+                        *cells,
+                    ]
+                )
+    headers = [
+        "judged",
+        "region",
+        "metric",
+        "A/A median µs",
+        "reruns' medians",
+        f"false fail @{args.budget:g}x (95%)",
+        "(strict)",
+        f"caught @{args.slower:g}x (95%)",
+        "(strict)",
+    ]
+    print(tabulate(rows, headers=headers, tablefmt="github"))
+    n = len(ms) * len(METRICS)
+    for way, (false, false_strict, caught, caught_strict) in totals.items():
+        print(
+            f"{way}: false failures {false}/{n} (strict {false_strict}/{n}), "
+            f"caught {caught}/{n} (strict {caught_strict}/{n})"
         )
-    )
     return 0
 
 

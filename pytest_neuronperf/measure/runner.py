@@ -6,8 +6,9 @@ rounds (rounds.py), and the trace files (export.py).
 
 All rounds of a callable run inside one profiler session with a marker per round: starting
 and stopping the profiler costs milliseconds, more than the regions we measure. Host time is
-taken before, unprofiled, over a window of steady calls (window.py), so profiler overhead does
-not inflate it and one busy moment of the machine does not decide it. The steps and the
+taken after them and the work count, unprofiled, over a window of steady calls (window.py),
+so profiler overhead does not inflate it and one busy moment of the machine does not decide
+it; what the rounds found says which of its figures a recording must pin down. The steps and the
 measurements behind them: docs/design.md, "How a callable is measured".
 """
 
