@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,7 +10,6 @@ from ..stats import CONFIDENCE, MIN_ROUNDS, Stats, median_interval
 from .collectives import budget_excess
 from .marker import Budget, fmt_limit
 from .memory import memory_breaches
-from .speed import AtSpeed
 
 if TYPE_CHECKING:
     from ..model import Measurement
@@ -26,16 +25,10 @@ class Violation:
 
 
 def check(
-    budget: Budget,
-    measurements: Sequence[Measurement],
-    *,
-    strict: bool = False,
-    speeds: Speeds | None = None,
+    budget: Budget, measurements: Sequence[Measurement], *, strict: bool = False
 ) -> list[Violation]:
     """The limits ``measurements`` break. Time limits are judged on the median's 95%
-    interval (over only when its lower bound is), or with ``strict`` on the bare median;
-    ``speeds``: per region, its times at its baseline's recording speed, judged in place of
-    the raw ones (gate/speed.py)."""
+    interval (over only when its lower bound is), or with ``strict`` on the bare median."""
     if not measurements:
         return [
             Violation(
@@ -76,7 +69,7 @@ def check(
         out.extend(_compile_violations(budget, m))
         out.extend(_flops_violations(budget, m))
         out.extend(_fraction_violations(budget, m))
-        out.extend(_time_violations(budget, m, strict, _speed(speeds, m)))
+        out.extend(_time_violations(budget, m, strict))
         out.extend(_collective_violations(budget, m))
         out.extend(_memory_violations(budget, m))
     return out
@@ -147,42 +140,24 @@ def _compile_violations(budget: Budget, m: Measurement) -> list[Violation]:
     return out
 
 
-# Per region, its times at its baseline's recording speed (gate/speed.py), by metric.
-Speeds = Mapping[str, Mapping[str, AtSpeed]]
+def _time_limits(budget: Budget, m: Measurement) -> list[tuple[str, float, Stats, str]]:
+    return [
+        (metric, limit, stats, what)
+        for metric, limit, stats, what in (
+            ("max_device_us", budget.max_device_us, m.device_us, "device"),
+            ("max_host_us", budget.max_host_us, m.host_us, "host"),
+        )
+        if limit is not None
+    ]
 
 
-def _speed(speeds: Speeds | None, m: Measurement) -> Mapping[str, AtSpeed]:
-    return speeds.get(m.region, {}) if speeds is not None else {}
-
-
-def _time_limits(
-    budget: Budget, m: Measurement, speed: Mapping[str, AtSpeed]
-) -> list[tuple[str, float, Stats, str]]:
-    """Each time limit, the rounds it judges and what they are: at the recording's speed
-    where the region has an entry to scale them by, else as measured."""
-    out = []
-    for metric, limit, raw, what in (
-        ("max_device_us", budget.max_device_us, m.device_us, "device time"),
-        ("max_host_us", budget.max_host_us, m.host_us, "host time"),
-    ):
-        if limit is None:
-            continue
-        scaled = speed.get(metric.removeprefix("max_"))
-        if scaled is not None:
-            raw, what = scaled.stats, f"{what} at the baseline's speed ({scaled.tick} tick)"
-        out.append((metric, limit, raw, what))
-    return out
-
-
-def _time_violations(
-    budget: Budget, m: Measurement, strict: bool, speed: Mapping[str, AtSpeed]
-) -> list[Violation]:
+def _time_violations(budget: Budget, m: Measurement, strict: bool) -> list[Violation]:
     """A time over its limit: with 95% confidence (the median's interval wholly above it),
     as the baseline rule judges a change; ``strict``: the bare median above it. Too few
     rounds for an interval are not judged (time_notes says so), unless strict; a cold
     with-region's one execution cannot be judged at all."""
     out: list[Violation] = []
-    for metric, limit, stats, what in _time_limits(budget, m, speed):
+    for metric, limit, stats, what in _time_limits(budget, m):
         if one_cold_run(m):
             sentence = (
                 f"neuron_budget: region {m.region!r} has budget {metric}={fmt_limit(limit)} "
@@ -191,7 +166,7 @@ def _time_violations(
             out.append(Violation(m.region, metric, limit, None, sentence))
             continue
         rounds = f"{stats.n} round{'' if stats.n == 1 else 's'}"
-        taken = f"{stats.median:.1f} µs of {what} (median of {rounds}"
+        taken = f"{stats.median:.1f} µs of {what} time (median of {rounds}"
         budget_text = f"budget {metric}={fmt_limit(limit)}"
         if strict:
             if stats.median > limit:
@@ -218,9 +193,7 @@ def _time_violation(
     )
 
 
-def time_notes(
-    budget: Budget, m: Measurement, *, strict: bool = False, speeds: Speeds | None = None
-) -> list[str]:
+def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
     """The time limits that could not be judged on ``m``: too few rounds for an interval
     (a cold with-region is a violation of its own, said by _time_violations)."""
     if strict or not _times_judged(budget, m):
@@ -228,30 +201,24 @@ def time_notes(
     return [
         f"{metric} not judged: {stats.n} round{'' if stats.n == 1 else 's'}, "
         f"at least {MIN_ROUNDS} needed"
-        for metric, _, stats, _ in _time_limits(budget, m, _speed(speeds, m))
+        for metric, _, stats, _ in _time_limits(budget, m)
         if stats.n < MIN_ROUNDS
     ]
 
 
-def time_figures(
-    budget: Budget, m: Measurement, *, strict: bool = False, speeds: Speeds | None = None
-) -> list[str]:
+def time_figures(budget: Budget, m: Measurement, *, strict: bool = False) -> list[str]:
     """What each time limit judged on ``m`` was judged on, for the budget's cell: the
-    median and its 95% interval (the bare median when ``strict``), and where they were
-    taken at the baseline's speed, against which tick."""
+    median and its 95% interval (the bare median when ``strict``)."""
     if not _times_judged(budget, m):
         return []
     out = []
-    speed = _speed(speeds, m)
-    for metric, _, stats, _ in _time_limits(budget, m, speed):
-        scaled = speed.get(metric.removeprefix("max_"))
-        at = f" at the baseline's speed ({scaled.tick} tick)" if scaled is not None else ""
+    for metric, _, stats, _ in _time_limits(budget, m):
         if strict and stats.n:
-            out.append(f"{metric}: median {stats.median:,.1f} µs{at} (strict)")
+            out.append(f"{metric}: median {stats.median:,.1f} µs (strict)")
         elif stats.n >= MIN_ROUNDS:
             median, low, high = median_interval(stats.samples)
             out.append(
-                f"{metric}: median {median:,.1f} µs{at}, "
+                f"{metric}: median {median:,.1f} µs, "
                 f"{CONFIDENCE * 100:.0f}% CI {low:,.1f}..{high:,.1f}"
             )
     return out

@@ -3,7 +3,6 @@ Pure: no pytest, no I/O. The verdict carries the sentences that fail the test.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ..baselines.entry import Entry
@@ -16,7 +15,6 @@ from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
 from .collectives import compare_collectives
 from .memory import compare_memory
-from .speed import AtSpeed, at_recording_speed
 from .ticks import COMPUTE, DISPATCH, MEMORY, agreed, judging_kinds, relative_changes, relatives_of
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
@@ -43,9 +41,6 @@ class Comparison:
     # The reference ticks that judged host time (gate/ticks.py), each with the change
     # against it, in the order the log names them; empty where host time was judged raw.
     references: tuple[tuple[str, TimeChange], ...] = ()
-    # The times at the entry's recording speed, by metric, that time budgets judge
-    # (gate/speed.py); empty where they are judged as measured.
-    at_speed: Mapping[str, AtSpeed] = field(default_factory=dict)
 
     def cell(self) -> str:
         """The report table's baseline column."""
@@ -169,7 +164,6 @@ def compare(
         entry.kernels,
         _judged(entry, m, changes.get(gated), gated, by_reference),
         references,
-        at_recording_speed(entry, m) if by_reference else {},
     )
 
 

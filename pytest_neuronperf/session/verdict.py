@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..baselines.entry import Entry
-from ..gate.budget import Speeds, Violation, check, time_figures, time_notes
+from ..gate.budget import Violation, check, time_figures, time_notes
 from ..gate.collectives import flag_stragglers
 from ..gate.compare import Comparison, compare
 from ..gate.marker import Budget, marker_tolerance, tolerance_for
@@ -78,11 +78,8 @@ def judge(
             flag_stragglers(m, tolerance_for(budgets, m.region, tolerance)) if m.ranks else m
             for m in measurements
         ]
-    # Time budgets judge a region's times at its baseline's recording speed where it has
-    # an entry to scale them by (gate/speed.py).
-    speeds = {region: c.at_speed for region, c in comparisons.items() if c is not None}
     violations = (
-        [v for b in budgets for v in check(b, measurements, strict=strict_budgets, speeds=speeds)]
+        [v for b in budgets for v in check(b, measurements, strict=strict_budgets)]
         if passed
         else []
     )
@@ -96,7 +93,7 @@ def judge(
     notes = [n for _, c in baseline_failed for n in c.notes]
     named = {v.region for v in violations} | {region for region, _ in baseline_failed}
     records = [
-        _record(m, budgets, violations, comparisons, passed, gated, strict_budgets, speeds)
+        _record(m, budgets, violations, comparisons, passed, gated, strict_budgets)
         for m in measurements
     ]
     return Verdict(
@@ -115,7 +112,6 @@ def _record(
     passed: bool,
     gated: str,
     strict_budgets: bool,
-    speeds: Speeds,
 ) -> Record:
     """One measurement's record: its budgets' status and its baseline comparison."""
     mine = [b for b in budgets if b.region in (None, m.region)]
@@ -129,9 +125,9 @@ def _record(
         status = Status.OK if mine else Status.MEASURED
     c = comparisons.get(m.region)
     # A time limit too few rounds could judge says so where the budget is shown.
-    unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets, speeds=speeds)]
+    unjudged = [n for b in mine for n in time_notes(b, m, strict=strict_budgets)]
     # And what a judged one was judged on: the median and its interval.
-    figures = [f for b in mine for f in time_figures(b, m, strict=strict_budgets, speeds=speeds)]
+    figures = [f for b in mine for f in time_figures(b, m, strict=strict_budgets)]
     described = "; ".join(b.describe() for b in mine)
     said = figures + (unjudged if passed else [])
     if said:
