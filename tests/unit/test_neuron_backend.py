@@ -162,9 +162,10 @@ def test_runtime_trace_is_the_device_time_without_the_backfill(
 ) -> None:
     fn = Device(explorer)
     m = measure(HostNeuron(tmp_path / "neuron", ON), fn)
-    # The profiled rounds are the last calls (warm-up, host timing and the prime round run
-    # before); each logged one execution spanning its own [start, end].
-    expected = [(b - a) / 1e3 for a, b in fn.calls[-ROUNDS:]]
+    # The profiled rounds follow warm-up and the prime round, and the host timing (one call
+    # a round, no window) comes after them; each logged one execution spanning its own
+    # [start, end].
+    expected = [(b - a) / 1e3 for a, b in fn.calls[-2 * ROUNDS : -ROUNDS]]
     assert m.device_us.samples == pytest.approx(expected, abs=1e-9)
     assert m.kernels == 1 and m.kernel_counts == {"model 7": 1}
     assert m.device_notes[0].startswith("device time: the Neuron Runtime trace")
