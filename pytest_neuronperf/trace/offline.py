@@ -135,6 +135,8 @@ def load_trace(path: Path) -> ChromeDoc:
         ) from None
     except RecursionError:
         raise TraceError(f"{name}: JSON nested too deeply to be a chrome trace") from None
+    except TraceError:  # a ValueError too, already worded: JSON that is no chrome trace
+        raise
     except ValueError as exc:  # an integer beyond Python's 4,300-digit conversion limit
         raise TraceError(f"{name}: holds a number no profiler writes: {exc}") from None
 

@@ -225,6 +225,8 @@ def test_bad_input_is_one_error_line_and_exit_2(
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("neuronperf: error: ")
     assert expected in err and "Traceback" not in err
+    # Named once: no second wording wrapped around the first.
+    assert err.count(str(path)) == 1, err
 
 
 def test_missing_region_names_the_regions_there(capsys: pytest.CaptureFixture[str]) -> None:
