@@ -155,7 +155,7 @@ def render_ranks(job: JobReport) -> str:
                 f"{r.rank:>5}  {s.step[:24]:<24} {s.device_us:>14,.1f} {s.host_us:>14,.1f}{flag}"
             )
     lines.append(
-        f"slowest rank: {slowest} ({job.slowest.device_us:,.1f} device µs, "
+        f"slowest rank: {slowest} ({job.time_of(job.slowest):,.1f} {job.judged_by} µs, "
         f"{job.over_median:+.1%} over the others' median)"
     )
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """A folder of one job's rank traces (what ``tensorboard_trace_handler`` writes on every
-rank) -> one row per rank and step with its device time, and the slowest rank.
+rank) -> one row per rank and step with its device and host time, and the slowest rank (by
+device time; by host time where no rank recorded device time).
 
 Traces are read in parallel, one per process, each process reading one file and then
 exiting (``max_tasks_per_child=1``: the memory a parsed trace leaves behind goes with it).
@@ -44,6 +45,10 @@ class RankTrace:
     def device_us(self) -> float:
         return sum(s.device_us for s in self.steps)
 
+    @property
+    def host_us(self) -> float:
+        return sum(s.host_us for s in self.steps)
+
 
 @dataclass(frozen=True)
 class JobReport:
@@ -51,21 +56,31 @@ class JobReport:
     ranks: tuple[RankTrace, ...]
 
     @property
+    def judged_by(self) -> str:
+        """The time the slowest rank is told by: device time, or host time where no rank
+        recorded any (a CPU job over gloo)."""
+        return "device" if any(r.device_us > 0 for r in self.ranks) else "host"
+
+    def time_of(self, r: RankTrace) -> float:
+        return r.device_us if self.judged_by == "device" else r.host_us
+
+    @property
     def slowest(self) -> RankTrace:
-        return max(self.ranks, key=lambda r: (r.device_us, -r.rank))
+        return max(self.ranks, key=lambda r: (self.time_of(r), -r.rank))
 
     @property
     def over_median(self) -> float:
-        """How much more device time the slowest rank took than the median of the other
-        ranks (0.1: 10%); 0 for a single rank."""
-        others = [r.device_us for r in self.ranks if r is not self.slowest]
+        """How much more time the slowest rank took than the median of the other ranks
+        (0.1: 10%); 0 for a single rank."""
+        others = [self.time_of(r) for r in self.ranks if r is not self.slowest]
         median = statistics.median(others) if others else 0.0
-        return self.slowest.device_us / median - 1 if median > 0 else 0.0
+        return self.time_of(self.slowest) / median - 1 if median > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "traces": self.source,
             "slowest_rank": self.slowest.rank,
+            "slowest_by": f"{self.judged_by}_us",
             "slowest_over_median": self.over_median,
             "ranks": [
                 {

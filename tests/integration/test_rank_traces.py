@@ -140,8 +140,50 @@ def test_the_cli_reads_the_folder_in_parallel_and_flags_the_slowest_rank(
     assert f"slowest rank: {SLOW_RANK} (" in out
     assert main(["report", str(folder), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["slowest_rank"] == SLOW_RANK
+    assert doc["slowest_rank"] == SLOW_RANK and doc["slowest_by"] == "device_us"
     assert [len(r["steps"]) for r in doc["ranks"]] == [3, 3, 3, 3]
+
+
+CPU_ONLY = (
+    Path(__file__).parent.parent
+    / "data"
+    / ("hta_cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
+)
+
+
+def test_a_cpu_jobs_slowest_rank_is_told_by_host_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three copies of HTA's CPU-only rank trace (gloo, no device events), ranks set to
+    0..2, and in rank 1's every duration 1.5x (starts kept, so nesting holds): no rank has
+    device time, so host time, each step's span by a plain loop, tells the slowest."""
+    base = json.loads(gzip.decompress(CPU_ONLY.read_bytes()))
+    for rank in range(3):
+        doc = json.loads(json.dumps(base))
+        doc["distributedInfo"]["rank"] = rank
+        if rank == 1:
+            for e in doc["traceEvents"]:
+                if isinstance(e.get("dur"), int | float):
+                    e["dur"] = e["dur"] * SLOWDOWN
+        _write(tmp_path / f"rank{rank}.pt.trace.json", doc)
+    steps = [
+        e["dur"]
+        for e in base["traceEvents"]
+        if e.get("cat") == "user_annotation" and str(e.get("name")).startswith("ProfilerStep#")
+    ]
+    assert steps
+    report = report_ranks(tmp_path, workers=1)
+    assert all(r.device_us == 0 for r in report.ranks)
+    assert [r.host_us for r in report.ranks] == pytest.approx(
+        [sum(steps), sum(steps) * SLOWDOWN, sum(steps)]
+    )
+    assert report.judged_by == "host" and report.slowest.rank == 1
+    assert report.over_median == pytest.approx(SLOWDOWN - 1)
+    assert main(["report", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"slowest rank: 1 ({sum(steps) * SLOWDOWN:,.1f} host µs, +50.0% over" in out
+    assert main(["report", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["slowest_by"] == "host_us"
 
 
 def _bad_folders(tmp: Path) -> list[tuple[Path, str]]:
