@@ -125,15 +125,15 @@ def sample_host(
         # Ends fixed from the start: one slow block does not push the rest later.
         end = start + (block + 1) * block_ns
         times: list[float] = []
-        ticks: dict[str, list[float]] = {kind: [] for kind in KINDS}
-        computed: list[float] = []  # the compute ticks this round took
+        # The memory and dispatch ticks, one before each call; the compute ticks of the round.
+        ticks: dict[str, list[float]] = {"memory": [], "dispatch": []}
+        computed: list[float] = []
         next_compute: float = clock()
         while True:
             if reference is not None:
                 if clock() >= next_compute:
                     computed.append(reference.compute_tick())
                     next_compute = clock() + block_ns / COMPUTE_TICKS_PER_ROUND
-                ticks["compute"].append(computed[-1])
                 ticks["memory"].append(reference.tick())
                 ticks["dispatch"].append(reference.dispatch_tick())
             t0 = clock()
@@ -150,13 +150,15 @@ def sample_host(
         long_calls.extend(t for t in times if t >= LONG_US)
         for kind, kind_ticks in ticks.items():
             if kind_ticks and all(t > 0 for t in kind_ticks):
-                if kind == "compute":
-                    # A few ticks a round: each call against their median, or one tick that
-                    # met a busy moment drags a quarter of the calls' ratios into the decile.
-                    kind_ticks = [median(computed)] * len(times)
                 refs[kind].append(median(kind_ticks))
                 ratios = sorted(t / k for t, k in zip(times, kind_ticks, strict=True))
                 relative[kind].append(quantile(ratios, RELATIVE_QUANTILE))
+        if computed and all(t > 0 for t in computed):
+            # A few ticks a round: the calls against their median, or one tick that met a
+            # busy moment drags a quarter of the calls' ratios into the decile.
+            tick = median(computed)
+            refs["compute"].append(tick)
+            relative["compute"].append(fast[-1] / tick)
     return HostSamples(
         host,
         refs["memory"],

@@ -216,11 +216,12 @@ class Clock:
 
 
 class CountingReference:
-    """Free ticks: memory 10 µs, dispatch 2 µs; compute 80 µs at each round's first tick
-    (a slow moment), 20 µs at the others."""
+    """Free ticks: memory 10 µs, dispatch 2 µs; compute 80 µs at the ``slow``-th tick of
+    each round (a slow moment; 1: the first), 20 µs at the others."""
 
-    def __init__(self) -> None:
+    def __init__(self, slow: int = 1) -> None:
         self.compute_ticks = 0
+        self.slow = slow % COMPUTE_TICKS_PER_ROUND
 
     def tick(self) -> float:
         return 10.0
@@ -230,23 +231,28 @@ class CountingReference:
 
     def compute_tick(self) -> float:
         self.compute_ticks += 1
-        return 80.0 if self.compute_ticks % COMPUTE_TICKS_PER_ROUND == 1 else 20.0
+        return 80.0 if self.compute_ticks % COMPUTE_TICKS_PER_ROUND == self.slow else 20.0
 
 
-def test_the_compute_tick_is_timed_a_few_times_a_round_and_its_median_judges_the_calls() -> None:
+@pytest.mark.parametrize("slow", [1, COMPUTE_TICKS_PER_ROUND])
+def test_the_compute_tick_is_timed_a_few_times_a_round_and_its_median_judges_the_calls(
+    slow: int,
+) -> None:
+    """The slow tick first or last in its round: neither the first nor the latest tick, but
+    the median of the round's, judges its calls."""
     clock = Clock()
 
     def call() -> None:
         clock.now += 1_000  # 1 µs calls
 
-    ref = CountingReference()
+    ref = CountingReference(slow)
     s = sample_host(call, rounds=2, window_s=0.002, reference=ref, clock=clock)  # type: ignore[arg-type]
     # 1 ms rounds of 1 µs calls: a compute tick at the start and every quarter of the round.
     assert s.calls == 2_000
     assert ref.compute_ticks == 2 * COMPUTE_TICKS_PER_ROUND
     assert s.compute_us == [20.0, 20.0]  # per round the median of its four ticks
-    # The first quarter of each round's calls ran after the 80 µs tick: paired call by call,
-    # a quarter of the ratios would be 1/80, and so the low decile; against the round's
+    # A quarter of each round's calls ran after the 80 µs tick: paired call by call, a
+    # quarter of the ratios would be 1/80, and so the low decile; against the round's
     # median tick every ratio is 1/20.
     assert s.relative_compute == [pytest.approx(1 / 20)] * 2
     assert s.relative == [pytest.approx(0.1)] * 2
