@@ -17,6 +17,7 @@ import os
 import statistics
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ class JobReport:
     source: str
     ranks: tuple[RankTrace, ...]
 
-    @property
+    @cached_property
     def judged_by(self) -> str:
         """The time the slowest rank is told by: device time, or host time where no rank
         recorded any (a CPU job over gloo)."""
@@ -64,7 +65,7 @@ class JobReport:
     def time_of(self, r: RankTrace) -> float:
         return r.device_us if self.judged_by == "device" else r.host_us
 
-    @property
+    @cached_property
     def slowest(self) -> RankTrace:
         return max(self.ranks, key=lambda r: (self.time_of(r), -r.rank))
 
@@ -72,9 +73,10 @@ class JobReport:
     def over_median(self) -> float:
         """How much more time the slowest rank took than the median of the other ranks
         (0.1: 10%); 0 for a single rank."""
-        others = [self.time_of(r) for r in self.ranks if r is not self.slowest]
+        slowest = self.slowest
+        others = [self.time_of(r) for r in self.ranks if r is not slowest]
         median = statistics.median(others) if others else 0.0
-        return self.time_of(self.slowest) / median - 1 if median > 0 else 0.0
+        return self.time_of(slowest) / median - 1 if median > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
