@@ -63,6 +63,15 @@ class _Analysed:
     memory_note: str
 
 
+def _shape(analysed: _Analysed, work: Work | None) -> Shape:
+    """What the region is made of: its worst round's ops and, where counted, its work."""
+    return Shape(
+        max((len(r.ops) for r in analysed.rounds), default=0),
+        work.flops if work is not None else None,
+        work.bytes_moved if work is not None else None,
+    )
+
+
 @dataclass(frozen=True)
 class Call:
     """The measured callable and what it is called with: every step calls it the same way."""
@@ -307,12 +316,7 @@ class Runner:
             refuse_lazy(run.result, name)
         analysed = self._analyse(run, markers, memory)
         work = self._count_work(call, what, name)
-        shape = Shape(
-            max((len(r.ops) for r in analysed.rounds), default=0),
-            work.flops if work is not None else None,
-            work.bytes_moved if work is not None else None,
-        )
-        plan = plan.given(shape)
+        plan = plan.given(_shape(analysed, work))
         span = window_span(plan, self.record_windows)
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
             sampled = self._sample_host(call, rounds, plan)
