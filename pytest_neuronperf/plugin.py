@@ -13,6 +13,7 @@ import pytest
 from .gate.marker import MARKER_HELP
 from .session.collect import read_budgets, uses_neuronperf
 from .session.lazy import SESSION, Session
+from .session.logs import keep_torch_trace_out
 from .settings import SPECS, SettingError, Settings, resolve
 from .work.peaks import Peaks, PeaksError, parse_peaks
 
@@ -49,6 +50,11 @@ def pytest_configure(config: pytest.Config) -> None:
         # From the start: it loads the baselines, watches collection, and an explicitly
         # named backend that cannot run is one usage error now.
         session.measuring()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # pytest's log handlers exist by now (its logging plugin registers at configure).
+    keep_torch_trace_out(session.config)
 
 
 @pytest.hookimpl(trylast=True)
