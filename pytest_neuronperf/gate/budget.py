@@ -116,6 +116,15 @@ def _count_violations(budget: Budget, m: Measurement) -> list[Violation]:
     return out
 
 
+# Dynamo's reasons a failure sentence names; the detail section has them all.
+_REASONS_SAID = 3
+
+
+def _first_reasons(reasons: list[str]) -> str:
+    more = len(reasons) - _REASONS_SAID
+    return "; ".join(reasons[:_REASONS_SAID]) + (f"; +{more} more" if more > 0 else "")
+
+
 def _compile_violations(budget: Budget, m: Measurement) -> list[Violation]:
     out: list[Violation] = []
     for metric, limit, count, what, prefix in (
@@ -126,7 +135,7 @@ def _compile_violations(budget: Budget, m: Measurement) -> list[Violation]:
     ):  # fmt: skip
         if limit is not None and count > limit:
             reasons = [n for n in m.compile_notes if n.startswith(prefix)]
-            why = "; ".join(reasons) if reasons else "Dynamo gave no reason during this run"
+            why = _first_reasons(reasons) or "Dynamo gave no reason during this run"
             out.append(
                 Violation(
                     m.region,

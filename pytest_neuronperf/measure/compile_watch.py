@@ -6,7 +6,10 @@ log a break (torch 2.13 leaves its counters empty for some, e.g. a data-dependen
 its counters are the fallback. Either is seen when the break was compiled during this
 measurement (usually the warm-up's first call). Recompile reasons
 are caught from the function Dynamo calls when a guard fails; it is internal, so when it
-moves the watch still counts nothing wrongly, it only loses the reasons.
+moves the watch still counts nothing wrongly, it only loses the reasons. Recompiles before
+``measuring()`` are the warm-up's: the first calls of a callable recompile a code object
+another test compiled first (closures under one decorator share it), so they are reported,
+never budgeted.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ class CompileWatch:
         self.graph_break_reasons: list[str] = []
         self.recompile_reasons: list[str] = []
         self.recompiles = 0
+        # Those before measuring(): reported, not counted in ``recompiles``.
+        self.warmup_recompile_reasons: list[str] = []
+        self._measuring = False
         self._before: dict[str, int] = {}
         self._module: Any = None
         self._original: Callable[..., Any] | None = None
@@ -45,14 +51,30 @@ class CompileWatch:
 
             def recording(*args: Any, **kwargs: Any) -> Any:
                 reasons = original(*args, **kwargs)
-                self.recompiles += 1
-                self.recompile_reasons.extend(
-                    _guard_line(str(r)) for r in reasons or ["reason not given"]
-                )
+                # One reason per cache entry that failed: the first is the newest entry's.
+                said = _guard_line(str(reasons[0])) if reasons else "reason not given"
+                if self._measuring:
+                    self.recompiles += 1
+                    self.recompile_reasons.append(said)
+                else:
+                    self.warmup_recompile_reasons.append(said)
                 return reasons
 
             module.get_and_maybe_log_recompilation_reasons = recording
         return self
+
+    def measuring(self) -> None:
+        """The warm-up is over: recompiles from here on are the measured rounds'."""
+        self._measuring = True
+
+    def notes(self) -> tuple[str, ...]:
+        """What Dynamo said, a line each (the first few of each kind), for the region's
+        detail section."""
+        return (
+            *(f"graph break: {r}" for r in self.graph_break_reasons),
+            *_first(self.recompile_reasons, "recompiled: ", 10),
+            *_first(self.warmup_recompile_reasons, "recompiled in warm-up (not budgeted): ", 3),
+        )
 
     def __exit__(
         self,
@@ -91,6 +113,12 @@ class CompileWatch:
             return original(tx, code_options, reason, exc)
 
         translator.log_graph_break = recording
+
+
+def _first(reasons: list[str], prefix: str, most: int) -> list[str]:
+    # A callable that recompiles on every call gives a reason per call.
+    lines = [prefix + r for r in reasons[:most]]
+    return [*lines, f"{prefix}+{len(reasons) - most} more"] if len(reasons) > most else lines
 
 
 def _where(exc: Any, code_options: Any) -> str:

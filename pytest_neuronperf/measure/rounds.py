@@ -51,9 +51,11 @@ def profile_rounds(
     progress: Writer | None,
     what: str,
     memory: bool = False,
+    primed_hook: Callable[[], None] | None = None,
 ) -> Profiled:
     """One round per marker under one profiler session, after the ``prime`` round.
     ``resettle``: the region faulted after its first call, so the prime round settles.
+    ``primed_hook``: called once the prime round (the last of the warm-up) has run.
     ``memory``: record allocations (``profile_memory``) and read the device allocator's
     counters around each round where the backend has them; each round then drops its
     result inside its marker, so what a round leaves allocated is what the call retains,
@@ -86,6 +88,8 @@ def profile_rounds(
         # Only a region that faulted after its first call settles again (docs/design.md).
         if resettle:
             settle(primed, [faults() - f0])
+        if primed_hook is not None:
+            primed_hook()
         for marker in markers:
             if reference is not None:
                 # Bare: a record_function around each tick doubled the time torch takes

@@ -187,14 +187,12 @@ class Runner:
                 rounds=rounds,
                 plan=plan,
                 memory=memory,
+                watch=watch,
             )
-        notes = tuple(f"graph break: {r}" for r in watch.graph_break_reasons) + tuple(
-            f"recompiled: {r}" for r in watch.recompile_reasons
-        )
         measurement = replace(
             measurement,
             recompiles=max(measurement.recompiles, watch.recompiles),
-            compile_notes=notes,
+            compile_notes=watch.notes(),
             # Host time is sampled over the window: a baseline is judged only against
             # measurements sampled the same way (compare.py).
             environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
@@ -281,6 +279,7 @@ class Runner:
         rounds: int,
         plan: WindowPlan,
         memory: bool,
+        watch: CompileWatch,
     ) -> tuple[Any, Measurement, Any]:
         sync = self.backend.synchronize
         what = f"{test_id} {name!r}"
@@ -311,6 +310,8 @@ class Runner:
             progress=self.progress,
             what=what,
             memory=memory,
+            # Recompiles of the first calls (warm-up, prime) are reported, never budgeted.
+            primed_hook=watch.measuring,
         )
         if not warmup:
             refuse_lazy(run.result, name)

@@ -14,15 +14,18 @@ def breaking(x):
     torch._dynamo.graph_break()
     return y + 1
 
-def scale(x, n):
-    return x * n
+def scale(x, s):
+    return x * len(s)
 
 compiled_breaking = torch.compile(breaking)
-compiled_scale = torch.compile(scale)
+compiled_scale = torch.compile(scale, backend="eager")
 def halve(x, n):
     return x * n
 
 # Its own code object: Dynamo caches per code, so compiled_scale with a float recompiles.
+# Only the measured rounds' recompiles count: a new string every call recompiles in them
+# (an int is made dynamic on the warm-up's second call, and recompiles no more), past
+# Dynamo's limit of 8 (after which it would run the frame eagerly).
 compiled_clean = torch.compile(halve)
 X = torch.randn(8)
 
@@ -33,7 +36,8 @@ def test_graph_break(neuron_profile):
 @pytest.mark.neuron_budget(max_recompiles=0)
 def test_recompiles(neuron_profile):
     n = itertools.count(1)
-    neuron_profile(lambda: compiled_scale(X, next(n)), name="scale")
+    with torch._dynamo.config.patch(recompile_limit=10_000):
+        neuron_profile(lambda: compiled_scale(X, str(next(n))), name="scale")
 
 @pytest.mark.neuron_budget(max_graph_breaks=0, max_recompiles=0, max_ops=1)
 def test_clean(neuron_profile):
@@ -55,9 +59,46 @@ def test_compile_budgets_fail_with_dynamo_reasons_and_pass_when_clean(
             "*neuron_budget: region 'breaking' had 1 graph breaks, budget max_graph_breaks=0 "
             "(graph break: Call to `torch._dynamo.graph_break()`*",
             "*neuron_budget: region 'scale' had * recompilations, budget max_recompiles=0 "
-            "(recompiled: *n == 1*",
+            "(recompiled: *s == '*",
         ]
     )
+
+
+# Closures under one decorator share its code object (torch/utils/_contextlib.py): the
+# second to be compiled recompiles it on its first call, whichever test that is.
+SHARED_CODE = """
+import pytest, torch
+
+def compiled_closure(scale):
+    @torch.no_grad()
+    def forward(x):
+        return torch.relu(x) * scale
+    return torch.compile(forward, backend="eager")
+
+@pytest.mark.neuron_budget(max_recompiles=0)
+def test_a(neuron_profile):
+    neuron_profile(compiled_closure(2.0), torch.ones(8), name="a")
+
+@pytest.mark.neuron_budget(max_recompiles=0)
+def test_b(neuron_profile):
+    neuron_profile(compiled_closure(3.0), torch.ones(8), name="b")
+"""
+
+
+@pytest.mark.slow  # torch.compile, twice
+@pytest.mark.parametrize("order", [("test_a", "test_b"), ("test_b", "test_a")])
+def test_a_recompile_of_the_first_calls_is_warm_up_in_either_order(
+    pytester: pytest.Pytester, order: tuple[str, str]
+) -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()  # no code object compiled by an earlier test of this process
+    path = pytester.makepyfile(test_shared=SHARED_CODE)
+    ids = [f"{path.name}::{name}" for name in order]
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--neuron-profile", "-v", *ids)
+    result.assert_outcomes(passed=2)
+    # The later test recompiled, and says so, in warm-up.
+    result.stdout.fnmatch_lines(["recompiled in warm-up (not budgeted): *scale*"])
 
 
 @pytest.mark.parametrize("marker", ["max_graph_breaks=-1", "max_recompiles=1.5"])

@@ -135,6 +135,20 @@ def test_compile_budgets_count_zero_and_give_dynamos_reasons() -> None:
     )
 
 
+def test_a_recompile_budget_names_the_first_reasons_and_counts_the_rest() -> None:
+    notes = (
+        *(f"recompiled: s == '{i}'" for i in range(5)),
+        "recompiled in warm-up (not budgeted): s == 'w'",
+    )
+    m = measurement(recompiles=5, compile_notes=notes)
+    (v,) = check(neuron_budget(max_recompiles=4), [m])
+    assert v.sentence.endswith(
+        "(recompiled: s == '0'; recompiled: s == '1'; recompiled: s == '2'; +2 more)"
+    )
+    (v,) = check(neuron_budget(max_recompiles=2), [replace(m, compile_notes=notes[:3])])
+    assert v.sentence.endswith("(recompiled: s == '0'; recompiled: s == '1'; recompiled: s == '2')")
+
+
 def test_a_region_budget_applies_to_that_region_only() -> None:
     small, big = measurement("small", ops=1), measurement("big", ops=9)
     assert metrics(neuron_budget(max_ops=1, region="small"), small, big) == []
