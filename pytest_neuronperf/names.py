@@ -4,7 +4,7 @@ and the one way a long name is cut to fit (terminal, HTML and charts alike)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 ELLIPSIS = "…"
@@ -27,20 +27,84 @@ def elide(text: str, width: int) -> str:
     return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
 
 
-def elide_test_id(test_id: str, width: int) -> str:
-    """A test id cut to ``width``: the file and test name kept whole where they fit, the
-    parameters elided in the middle (their start and end tell cases apart best); else the
-    test name kept, with the end of its file's path and a few characters of parameters."""
+def elide_test_id(test_id: str, width: int, beside: Sequence[str] = ()) -> str:
+    """A test id cut to ``width``. Its parts give way in this order: the parameters it
+    shares with the ids ``beside`` it (other cases of the same test), its file's folders,
+    the start of its file's name, the parameters where it differs, then the middle of the
+    test's name; what is cut of each is one ellipsis. A test with no other case beside it
+    gives up the middle of its parameters first."""
     if len(test_id) <= width:
         return test_id
-    base, bracket, params = test_id.partition("[")
-    if bracket and len(base) + 6 <= width:
-        return f"{base}[{elide(params, width - len(base) - 1)}"
-    file, sep, name = base.partition("::")
-    suffix = f"{sep}{name}" + (f"[{elide(params, 6)}" if bracket else "")
-    if sep and len(suffix) + 4 <= width:
-        return ELLIPSIS + file[len(file) - (width - len(suffix) - 1) :] + suffix
-    return elide(test_id, width)
+    file, sep, rest = test_id.partition("::")
+    if not sep:
+        return elide(test_id, width)
+    name, bracket, params = rest.partition("[")
+    siblings = _siblings(test_id, beside)
+    pieces = {"file": file, "name": sep + name, "open": bracket}
+    pieces.update(_params_apart(params.removesuffix("]"), siblings))
+    pieces["close"] = "]" if params.endswith("]") else ""
+    basename = len(file.rpartition("/")[2])
+    shared = ("head", 1, False), ("tail", 1, False)
+    for key, least, keep_tail in (
+        *(shared if siblings else [("apart", 6, False)]),
+        ("file", basename + 1, True),
+        ("file", 4, True),
+        ("apart", 6, False),
+        ("name", 8, False),
+    ):
+        over = sum(len(p) for p in pieces.values()) - width
+        if over <= 0:
+            break
+        text = pieces[key]
+        if len(text) > least:
+            pieces[key] = _cut(text, max(least, len(text) - over), keep_tail)
+    short = "".join(pieces.values())
+    return short if len(short) <= width else elide(short, width)
+
+
+def _siblings(test_id: str, beside: Sequence[str]) -> list[str]:
+    """The parameters of the other cases of the same test among ``beside``."""
+    base = test_id.partition("[")[0]
+    return [
+        other.partition("[")[2].removesuffix("]")
+        for other in beside
+        if other != test_id and other.partition("[")[0] == base and "[" in other
+    ]
+
+
+def _params_apart(params: str, siblings: Sequence[str]) -> dict[str, str]:
+    """``params`` as head, apart and tail: apart is the words where it differs from any of
+    its siblings, head and tail what it shares with all of them."""
+    if not siblings:
+        return {"head": "", "apart": params, "tail": ""}
+    start = min(_common_prefix(params, s) for s in siblings)
+    end = len(params) - min(_common_prefix(params[::-1], s[::-1]) for s in siblings)
+    start = min(start, end)
+    while start > 0 and params[start - 1] not in _WORD_ENDS:
+        start -= 1
+    while end < len(params) and params[end] not in _WORD_ENDS:
+        end += 1
+    return {"head": params[:start], "apart": params[start:end], "tail": params[end:]}
+
+
+_WORD_ENDS = frozenset("-[]_/:,.= ")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _cut(text: str, width: int, keep_tail: bool) -> str:
+    """``text`` in ``width`` characters (at least 1), an ellipsis where it was cut: its
+    start (a file's folders) or its middle."""
+    if len(text) <= width:
+        return text
+    if keep_tail or width < 3:
+        return ELLIPSIS + text[len(text) - width + 1 :] if width > 1 else ELLIPSIS
+    return elide(text, width)
 
 
 def module_of(test_id: str) -> str:

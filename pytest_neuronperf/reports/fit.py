@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ..names import ELLIPSIS, elide, elide_test_id
+from ..names import elide, elide_test_id
 
 # tabulate's "simple" format puts two spaces between columns, and makes a column at least
 # two wider than its header (its MIN_PADDING).
@@ -42,42 +42,10 @@ def terminal_width(config: Any = None) -> int:
 
 
 def elide_apart(texts: Sequence[str], width: int) -> dict[str, str]:
-    """Each text cut to ``width`` as elide_test_id cuts it; where two would then read alike
-    (parameters that differ in their middle), each of those keeps where it differs."""
-    out = {t: elide_test_id(t, width) for t in dict.fromkeys(texts)}
-    alike: dict[str, list[str]] = {}
-    for text, short in out.items():
-        alike.setdefault(short, []).append(text)
-    for group in alike.values():
-        for text in group if len(group) > 1 else ():
-            others = [o for o in group if o != text]
-            start = min(_common_prefix(text, o) for o in others)
-            # From the start of the word that differs: "heads8" beside "heads16".
-            while start > 0 and text[start - 1] not in _WORD_ENDS:
-                start -= 1
-            out[text] = _keep_from(text, start, width)
-    return out
-
-
-_WORD_ENDS = frozenset("-[]_/:,.= ")
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
-def _keep_from(text: str, start: int, width: int) -> str:
-    """``text`` in ``width``: its head, an ellipsis, then from ``start`` on (its middle
-    elided again when that is too long)."""
-    head = min(start, max(width // 3, 1))
-    rest = text[start:]
-    if head + 1 + len(rest) <= width:
-        head = min(start, width - 1 - len(rest))
-        return text[:head] + ELLIPSIS + rest if head < start else text
-    return text[:head] + ELLIPSIS + elide(rest, width - head - 1)
+    """Each test id cut to ``width``, the cases of one test keeping where they differ
+    (names.elide_test_id)."""
+    ids = list(dict.fromkeys(texts))
+    return {t: elide_test_id(t, width, ids) for t in ids}
 
 
 def wrap(line: str, width: int) -> list[str]:
@@ -87,6 +55,30 @@ def wrap(line: str, width: int) -> list[str]:
     return textwrap.wrap(
         line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False
     ) or [line[:width]]
+
+
+# pytest's long traceback prints an error's lines after "E       ": its marker and indents.
+_ERROR_INDENT = 8
+
+
+def fit_error(exc: BaseException, width: int) -> None:
+    """Our error's message wrapped, in place, to the lines pytest prints it on: each after
+    its marker, the first after the error's qualified name too."""
+    message = str(exc)
+    room = width - _ERROR_INDENT
+    name = len(f"{type(exc).__module__}.{type(exc).__qualname__}: ")
+    if room < 20 or all(len(line) <= room for line in message.splitlines()):
+        return
+    first = name if name <= room // 2 else 0
+    lines = textwrap.wrap(
+        message,
+        room,
+        initial_indent=" " * first,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    # A name that leaves little room starts the message on the next line.
+    exc.args = (("" if first else "\n") + "\n".join(lines)[first:],)
 
 
 def fit_table(

@@ -29,7 +29,7 @@ def test_test_ids_keep_file_and_name_before_parameters() -> None:
     assert short.startswith("tests/models/test_llama.py::test_mlp[xx") and short.endswith("x]")
     # Too narrow for the whole path: the test's name stays, with the end of its file.
     narrow = elide_test_id(LONG_ID, 30)
-    assert len(narrow) == 30 and narrow.endswith("::test_mlp[xxx…x]")
+    assert len(narrow) == 30 and narrow.endswith("::test_mlp[xxx…xx]")
     assert narrow.startswith("…")
 
 

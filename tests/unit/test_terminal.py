@@ -108,8 +108,28 @@ def test_test_ids_that_elide_alike_are_told_apart() -> None:
     ids = [f"tests/test_models.py::test_attention[batch1-seq128-heads{h}-dim64]" for h in (8, 16)]
     short = elide_apart(ids, 40)
     assert all(len(s) <= 40 for s in short.values())
-    assert "heads8-" in short[ids[0]] and "heads16-" in short[ids[1]]
+    assert short[ids[0]].endswith("::test_attention[…heads8…]")
+    assert short[ids[1]].endswith("::test_attention[…heads16…]")
     assert elide_apart(["a.py::t"], 40) == {"a.py::t": "a.py::t"}
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_ids_that_differ_at_the_end_keep_their_ends_and_the_test_name(width: int) -> None:
+    module = "tests/test_huggingface_transformer_decoder_blocks_against_reference_numerics.py"
+    name = "test_decoder_block_matches_the_reference_implementation"
+    case = "tiny-llama-2-layers-4-heads-hidden-64-seq-128-rope-10000-eager-attention"
+    ids = [f"{module}::{name}[{case}-{end}]" for end in ("slowed", "extra-op")]
+    ids.append(f"{module}::test_scaled_dot_product_attention_matches_naive")
+    short = elide_apart(ids, width)
+    assert all(len(s) == width for s in short.values()), short
+    assert short[ids[0]].endswith("[…slowed]") and short[ids[1]].endswith("op]")
+    if width >= 80:
+        # The test's name whole, and what tells the two cases apart whole.
+        assert f"::{name}[…slowed]" in short[ids[0]]
+        assert f"::{name}[…extra-op]" in short[ids[1]]
+        assert short[ids[2]].endswith("::test_scaled_dot_product_attention_matches_naive")
+    # The file's name gives way from its start: its end is what tells files apart.
+    assert all(s.startswith("…") for s in short.values())
 
 
 def test_fit_table_shrinks_the_widest_elastic_column_first() -> None:
