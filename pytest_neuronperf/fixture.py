@@ -61,6 +61,11 @@ class NeuronProfile:
         # Called with each new measurement (pytest-benchmark interop).
         self.listeners: list[Callable[[Measurement], None]] = []
 
+    def __repr__(self) -> str:
+        # pytest prints a failing test's arguments: a short line, not a class path.
+        state = "on" if self.enabled else "off"
+        return f"<neuron_profile {state}, {len(self.measurements)} measured>"
+
     def _record(self, measurement: Measurement) -> None:
         if variant_of := self._variants.get(measurement.region, ""):
             measurement = replace(measurement, variant_of=variant_of)

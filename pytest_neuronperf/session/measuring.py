@@ -10,6 +10,7 @@ from collections.abc import Generator
 
 import pytest
 
+from ..errors import NeuronPerfError
 from ..escape import terminal, xml
 from ..fixture import NeuronProfile
 from ..gate.compare import Comparison, judged_by_reference, window_settled
@@ -19,7 +20,7 @@ from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record
 from ..reports.change import baseline_text
-from ..reports.fit import terminal_width, wrap
+from ..reports.fit import fit_error, terminal_width, wrap
 from ..reports.status import outcome
 from ..reports.terminal import measurement_detail
 from ..settings import Settings
@@ -115,6 +116,9 @@ class MeasuringSession:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        if call.excinfo is not None and isinstance(call.excinfo.value, NeuronPerfError):
+            # Said in a sentence of ours: fitted to the terminal like the rest of our lines.
+            fit_error(call.excinfo.value, terminal_width(self.config))
         report = yield
         if report.when == "call" and measurements_key in item.stash:
             self._judge(item, report)

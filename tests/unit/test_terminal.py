@@ -196,3 +196,26 @@ def test_detail_fits_the_width_with_its_per_op_table() -> None:
     lines = measurement_detail(m, 80).splitlines()
     assert all(len(line) <= 80 for line in lines), lines
     assert any(line.startswith("aten::_scaled") for line in lines)
+
+
+def test_an_error_of_ours_is_wrapped_to_the_lines_pytest_prints_it_on() -> None:
+    from pytest_neuronperf.measure.errors import MeasureError
+    from pytest_neuronperf.reports.fit import fit_error
+
+    words = "the callable returned a generator so nothing of it would be measured " * 4
+    exc = MeasureError(words.strip())
+    fit_error(exc, 120)
+    name = "pytest_neuronperf.measure.errors.MeasureError: "
+    first, *rest = str(exc).splitlines()
+    # pytest prints "E       " before each line, and the qualified name before the first.
+    assert len("E       " + name + first) <= 120 and first.startswith("the callable")
+    assert rest and all(len("E       " + line) <= 120 for line in rest)
+    assert " ".join(str(exc).split()) == " ".join(words.split()), "no word lost"
+    # At 80 the name leaves too little room: the message starts on the next line.
+    narrow = MeasureError(words.strip())
+    fit_error(narrow, 80)
+    assert str(narrow).startswith("\n") and all(len(x) <= 72 for x in str(narrow).splitlines())
+    # A message that fits is left as it was.
+    short = MeasureError("fits")
+    fit_error(short, 80)
+    assert str(short) == "fits"
