@@ -365,6 +365,9 @@ class Work(Coded):
     per_op: tuple[OpWork, ...] = ()
     # dtype of the op doing most FLOPs (picks the compute peak), "" when no FLOPs.
     dtype: str = ""
+    # FLOPs of ops torch's FlopCounterMode does not count (our own rules), by aten op:
+    # ``flops - sum(values)`` is what FlopCounterMode reports. Left out of files when empty.
+    flops_beyond_torch: dict[str, int] = field(default_factory=dict, metadata=rule(omit={}))
 
     @property
     def bytes_moved(self) -> int:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..escape import terminal
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
-from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record
+from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record, Work
 from ..names import elide
 from .change import baseline_text
 from .columns import TERMINAL_COLUMNS, Column
@@ -359,7 +359,29 @@ def work_line(m: Measurement) -> str:
         line += f"; no peaks known for {m.device_kind} (set neuron_profile_peaks)"
     if w.uncounted:
         line += f"\nFLOPs not counted for: {', '.join(w.uncounted)}"
+    if w.flops_beyond_torch:
+        line += "\n" + beyond_torch_sentence(w)
     return line
+
+
+# Ops a beyond-torch sentence names; the rest it counts ("+3 more").
+_BEYOND_NAMED = 6
+
+
+def beyond_torch_sentence(w: Work) -> str:
+    """Where our FLOPs differ from torch's FlopCounterMode, the ops that make the
+    difference, largest first, so that a user can reconcile the two ("" when none)."""
+    ranked = sorted(w.flops_beyond_torch.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not ranked:
+        return ""
+    added = sum(n for _, n in ranked)
+    named = ", ".join(f"{terminal(name)} {n:,}" for name, n in ranked[:_BEYOND_NAMED])
+    rest = len(ranked) - _BEYOND_NAMED
+    more = f" (+{rest} more)" if rest > 0 else ""
+    return (
+        f"FLOPs beside torch's FlopCounterMode: it counts {w.flops - added:,}; ours adds "
+        f"{added:,} for {named}{more}"
+    )
 
 
 # The per-op table's columns that go first when it is too wide, in that order.

@@ -95,6 +95,7 @@ class _Call:
     inputs: list[tuple[int, int, int]]  # (storage key, view key, nbytes)
     outputs: list[tuple[int, int, Any]]  # (storage key, nbytes, weakref)
     writes_outputs: bool = True
+    beyond: int = 0  # of ``flops``, what our rules counted and torch's registry does not
 
 
 @dataclass
@@ -105,6 +106,7 @@ class _Recorder:
     count_flops_only: bool = False
     flops: int = 0
     uncounted: set[str] = field(default_factory=set)
+    beyond: dict[str, int] = field(default_factory=dict)  # count_flops_only's, by op name
 
 
 def _tensors(tree: Any) -> list[Any]:
@@ -137,13 +139,31 @@ def _weak(t: Any) -> Any:
         return lambda: t
 
 
+def in_torch_registry(func: Any) -> bool:
+    """Whether torch's flop_registry, the one FlopCounterMode counts by, covers ``func``."""
+    from torch.utils.flop_counter import flop_registry
+
+    return func.overloadpacket in flop_registry
+
+
+def beyond_torch(func: Any, flops: int | None) -> int:
+    """The FLOPs of one call that our own rules counted: 0 where torch's registry did (or
+    no rule did), so that the rest is what FlopCounterMode counts."""
+    return 0 if flops is None or in_torch_registry(func) else flops
+
+
+def _add_to(totals: dict[str, int], name: str, flops: int) -> None:
+    if flops:
+        totals[name] = totals.get(name, 0) + flops
+
+
 def op_flops(func: Any, args: Sequence[Any], kwargs: dict[str, Any], out: Any) -> int | None:
     """FLOPs of one aten op by the rules in docs/design.md; None when no rule covers it."""
     import torch
     from torch.utils.flop_counter import flop_registry
 
     packet = func.overloadpacket
-    if packet in flop_registry:
+    if in_torch_registry(func):
         return int(flop_registry[packet](*args, **kwargs, out_val=out))
     base = packet.__name__
     if getattr(func, "is_view", False) or base in ZERO_FLOP_OPS:
@@ -229,6 +249,7 @@ def _make_mode(rec: _Recorder, *, ignore_compiled: bool) -> Any:
                 if flops is None:
                     rec.uncounted.add(_op_name(func))
                 rec.flops += flops or 0
+                _add_to(rec.beyond, _op_name(func), beyond_torch(func, flops))
                 return out
             mark = f"{_OP_MARK}{len(rec.calls)}"
             ins = [
@@ -252,6 +273,7 @@ def _make_mode(rec: _Recorder, *, ignore_compiled: bool) -> Any:
                     inputs=[] if is_view else ins,
                     outputs=[(_keys(t)[0], _nbytes(t), _weak(t)) for t in outs],
                     writes_outputs=not is_view,
+                    beyond=beyond_torch(func, flops),
                 )
             )
             return out
@@ -409,7 +431,16 @@ def _tally(rec: _Recorder, groups: dict[str, tuple[int, str]]) -> Work:
         uncounted=tuple(sorted(uncounted)),
         per_op=per_op,
         dtype=dtype,
+        flops_beyond_torch=_beyond_by_op(rec.calls),
     )
+
+
+def _beyond_by_op(calls: Sequence[_Call]) -> dict[str, int]:
+    """Per aten op, the FLOPs of these calls that our rules counted beyond torch's."""
+    totals: dict[str, int] = {}
+    for call in calls:
+        _add_to(totals, call.name, call.beyond)
+    return totals
 
 
 def _add_compiled_flops(
@@ -447,6 +478,8 @@ def _add_compiled_flops(
         uncounted=tuple(sorted(uncounted)),
         per_op=tuple(per_op),
         dtype=work.dtype or _first_dtype(args),
+        # Pass B saw every op, the compiled regions' too; pass A's eager ones only.
+        flops_beyond_torch=dict(flops_rec.beyond),
     )
 
 

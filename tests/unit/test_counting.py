@@ -137,6 +137,10 @@ def test_softmax_rule() -> None:
 def test_work_round_trips_through_dict(xw: tuple[torch.Tensor, torch.Tensor]) -> None:
     _, work = count_work(naive, xw)
     assert Work.from_dict(work.to_dict()) == work
+    assert work.to_dict()["flops_beyond_torch"] == work.flops_beyond_torch != {}
+    # A region torch counts all of writes no breakdown, and reads back an empty one.
+    _, mm = count_work(torch.mm, (torch.randn(4, 4), torch.randn(4, 4)))
+    assert "flops_beyond_torch" not in mm.to_dict() and Work.from_dict(mm.to_dict()) == mm
 
 
 def test_counting_leaves_no_profiler_or_mode_behind(
@@ -206,6 +210,22 @@ def test_compiled_counts_graph_inputs_and_outputs(
 
 
 @pytest.mark.slow  # torch.compile
+def test_compiled_region_has_its_breakdown_beside_torch(
+    compiled: Fn, xw: tuple[torch.Tensor, torch.Tensor]
+) -> None:
+    """The graph shows no aten ops: the breakdown comes from the eager pass, as its FLOPs."""
+    _, work = count_work(compiled, xw)
+    n = ROWS * HIDDEN
+    assert work.flops_beyond_torch == {
+        "aten::mul": 3 * n,
+        "aten::mean": n,
+        "aten::add": ROWS,
+        "aten::rsqrt": ROWS,
+    }
+    assert work.flops - sum(work.flops_beyond_torch.values()) == 0  # no matmul to count
+
+
+@pytest.mark.slow  # torch.compile
 def test_compiled_between_eager_ops(compiled: Fn, xw: tuple[torch.Tensor, torch.Tensor]) -> None:
     x, w = xw
     _, work = count_work(lambda a, b: compiled(a + 1, b) * 2, (x, w))
@@ -229,3 +249,63 @@ def test_cpu_fused_attention_flops_are_its_two_matmuls_counted_by_hand() -> None
     for _ in range(b * h * length * s):  # each score: e multiply-adds, then e more for p @ v
         by_hand += 2 * e + 2 * e
     assert work.flops == by_hand == 2 * b * h * length * s * (e + e)
+
+
+def _aten_name(packet: object) -> str:
+    """FlopCounterMode's key (the packet ``aten.mm``) as our op names write it."""
+    return str(packet).replace(".", "::", 1)
+
+
+def test_pointwise_and_reduction_flops_are_the_breakdown_beside_torch() -> None:
+    """Issue 35, item 4: the FLOPs torch's FlopCounterMode leaves out, by op."""
+    a, b = torch.randn(6, 10), torch.randn(10, 5)
+    _, work = count_work(lambda x, y: (torch.mm(x, y) * 2).sum(), (a, b))
+    by_hand = {"aten::mul": 0, "aten::sum": 0}
+    for _ in range(6 * 5):  # each element of the product: one multiply, one add to the sum
+        by_hand["aten::mul"] += 1
+        by_hand["aten::sum"] += 1
+    assert work.flops_beyond_torch == by_hand
+    # mm is torch's (its registry): all of the rest, and none of the breakdown.
+    assert work.flops - sum(by_hand.values()) == 2 * 6 * 5 * 10
+
+
+def _tiny_llama(attention: str) -> torch.nn.Module:
+    """A two-layer Llama from a config, random weights: nothing is downloaded."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=128,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
+    llama = LlamaForCausalLM(config)
+    llama.set_attn_implementation(attention)
+    assert llama.config._attn_implementation == attention
+    model: torch.nn.Module = llama
+    return model.eval()
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+def test_tiny_llama_less_the_breakdown_is_flop_counter_modes_count(attention: str) -> None:
+    """Issue 35, item 4: the matmuls (torch's registry) are FlopCounterMode's count exactly;
+    what we count beyond it is in the breakdown, by ops FlopCounterMode does not count."""
+    model = _tiny_llama(attention)
+    ids = torch.randint(0, 128, (1, 16), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as counter:
+            model(ids)
+        _, work = count_work(model, (ids,))
+    beyond = work.flops_beyond_torch
+    assert beyond and all(n > 0 for n in beyond.values())
+    assert work.flops - sum(beyond.values()) == counter.get_total_flops() > 0
+    theirs = {_aten_name(p) for p in counter.get_flop_counts()["Global"]}
+    assert "aten::mm" in theirs and not theirs & set(beyond)
+    # Eager attention's matmuls are bmm (torch's); SDPA's CPU kernel is one torch leaves out.
+    sdpa = "aten::_scaled_dot_product_flash_attention_for_cpu"
+    assert (sdpa in beyond) == (attention == "sdpa")
+    assert ("aten::bmm" in theirs) == (attention == "eager")
