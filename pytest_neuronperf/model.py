@@ -64,8 +64,8 @@ FAILING = frozenset({Outcome.REGRESSED, Outcome.OVER_BUDGET})
 @dataclass(frozen=True)
 class TimeJudged(Coded):
     """The baseline gate's time verdict as a reader reconciles it: the gated time's medians
-    as measured, how far the reference workloads moved between the two, and the change the
-    verdict rests on (ratios: 1.0 is no change). raw / references ~ judged."""
+    as measured, how far the reference workloads moved between the two, and the change
+    against them (ratios: 1.0 is no change). raw / references ~ judged."""
 
     metric: str  # host_us or device_us
     baseline_us: float
@@ -75,6 +75,9 @@ class TimeJudged(Coded):
     references: float | None = None
     verdict: str = ""
     tolerance: float = 0.0
+    # The verdict against the references alone where the raw rounds overruled it ("": they
+    # agree); a change needs both (gate/compare.py with_raw).
+    overruled: str = ""
 
     @property
     def raw(self) -> float:

@@ -144,7 +144,7 @@ def compare(
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     by_reference = judged_by_reference(entry, now_torch, use_reference)
     judged = {"device_us": not host_timed, "host_us": (compare_host or host_timed) and not window}
-    changes, references = _judge_times(entry, m, found, tolerance, by_reference, judged)
+    times = _judge_times(entry, m, found, tolerance, by_reference, judged)
     if then_torch and now_torch and then_torch != now_torch:
         found.notes.append(f"{_PREFIX}: recorded with torch {then_torch}, now {now_torch}")
     if window and (compare_host or host_timed):
@@ -156,14 +156,14 @@ def compare(
         status,
         tuple(found.fails),
         tuple(found.gains + found.notes),
-        changes.get("device_us"),
-        changes.get("host_us"),
+        times.changes.get("device_us"),
+        times.changes.get("host_us"),
         _needs_write(entry, m, status),
         gated,
         entry.ops,
         entry.kernels,
-        _judged(entry, m, changes.get(gated), gated, by_reference),
-        references,
+        _judged(entry, m, times, gated, by_reference),
+        times.references,
     )
 
 
@@ -174,12 +174,14 @@ def judged_by_reference(entry: Entry, torch_now: str | None, use_reference: bool
 
 
 def _judged(
-    entry: Entry, m: Measurement, c: TimeChange | None, metric: str, by_reference: bool
+    entry: Entry, m: Measurement, times: _Times, metric: str, by_reference: bool
 ) -> TimeJudged | None:
-    """The gated time's verdict with the medians as measured and what the references
-    moved, for a reader to reconcile (reports/change.py)."""
+    """The gated time's verdict with the medians as measured, what the references moved
+    and the change against them, for a reader to reconcile (reports/change.py)."""
+    c = times.changes.get(metric)
     if c is None:
         return None
+    against = times.scaled.get(metric) or c
     host = metric == "host_us"
     then, now = (entry.host_us, m.host_us) if host else (entry.device_us, m.device_us)
     then_ref, now_ref = (
@@ -190,7 +192,16 @@ def _judged(
     refs = None
     if by_reference and then_ref is not None and now_ref is not None and then_ref.median > 0:
         refs = now_ref.median / then_ref.median
-    return TimeJudged(metric, then.median, now.median, c.ratio, refs, c.verdict, c.tolerance)
+    return TimeJudged(
+        metric,
+        then.median,
+        now.median,
+        against.ratio,
+        refs,
+        c.verdict,
+        c.tolerance,
+        against.verdict if against.verdict != c.verdict else "",
+    )
 
 
 def _no_entry(m: Measurement, strict: bool, where: str) -> Comparison:
@@ -237,6 +248,17 @@ def _judge_work(entry: Entry, m: Measurement, found: _Findings) -> None:
         found.moved(sentence, now_work < then_work, _KEEP)
 
 
+@dataclass(frozen=True)
+class _Times:
+    """The time verdicts by metric; the change against the references alone, by metric
+    (None: judged raw); the reference ticks host time was judged against, each with its
+    change."""
+
+    changes: dict[str, TimeChange]
+    scaled: dict[str, TimeChange | None]
+    references: tuple[tuple[str, TimeChange], ...]
+
+
 def _judge_times(
     entry: Entry,
     m: Measurement,
@@ -244,10 +266,12 @@ def _judge_times(
     tolerance: float,
     by_reference: bool,
     judged: dict[str, bool],
-) -> tuple[dict[str, TimeChange], tuple[tuple[str, TimeChange], ...]]:
-    """The time verdicts, statistical, for the metrics ``judged`` names; and the reference
-    ticks host time was judged against, each with its change."""
+) -> _Times:
+    """The time verdicts, statistical, for the metrics ``judged`` names: against the
+    references where both sides have them, overruled by raw rounds that show the other way
+    (with_raw)."""
     changes: dict[str, TimeChange] = {}
+    against: dict[str, TimeChange | None] = {}
     references: list[tuple[str, TimeChange]] = []
     for metric, then_t, now_t, then_ref, now_ref in (
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
@@ -259,19 +283,42 @@ def _judge_times(
             continue
         b, c, refs = _paired(then_t, now_t, then_ref, now_ref, by_reference)
         # The window's rounds in reference units, where both sides have them, decide; the
-        # raw rounds are judged only where they do not.
+        # raw rounds are judged only where they do not, and can overrule them (with_raw).
         if metric == "host_us" and by_reference:
             kinds = judging_kinds(entry, m)
             references = relative_changes(entry, relatives_of(m), tolerance, kinds)
         relative = agreed(references) if metric == "host_us" else None
-        change = relative if relative is not None else compare_times(b, c, tolerance)
+        scaled = relative
+        if scaled is None and refs is not None:
+            scaled = compare_times(b, c, tolerance)
+        # The raw rounds are bootstrapped only where they decide: judged raw, or a change
+        # they may overrule.
+        if scaled is None:
+            change = compare_times(then_t.samples, now_t.samples, tolerance)
+        elif scaled.verdict in ("regressed", "improved"):
+            change = with_raw(compare_times(then_t.samples, now_t.samples, tolerance), scaled)
+        else:
+            change = scaled
         changes[metric] = change
+        against[metric] = scaled
         text = _time_sentence(repr(m.region), metric, change, then_t, now_t, refs, len(references))
         if change.verdict in ("regressed", "improved"):
             found.moved(
                 text, change.verdict == "improved", "; run --neuron-profile-update to keep it"
             )
-    return changes, tuple(references)
+    return _Times(changes, against, tuple(references))
+
+
+def with_raw(raw: TimeChange, scaled: TimeChange) -> TimeChange:
+    """The verdict against the references, unless the raw rounds show the other way with
+    confidence: a region whose raw interval lies wholly below no change is never regressed,
+    nor one wholly above it improved. The references allow for the machine's speed; they
+    do not turn a measured change around (docs/gate-quality.md, with the figures)."""
+    if (scaled.verdict == "regressed" and raw.high < 1) or (
+        scaled.verdict == "improved" and raw.low > 1
+    ):
+        return replace(scaled, verdict="same")
+    return scaled
 
 
 def _status(

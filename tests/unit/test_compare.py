@@ -142,17 +142,84 @@ def test_times_are_judged_against_the_reference_both_ways() -> None:
         "workload (median 261.2 vs 104.5 µs as measured, reference 25.1 vs 20.1 µs, 95% CI +"
     )
     assert c.cell() == "regressed +100%"
-    # Both ways: a region 1.6x slower on a machine that runs 2x faster now is caught, where
-    # raw times would call it an improvement.
-    hidden = timed_with_reference([v * 0.8 for v in TIMES], [r * 0.5 for r in REF])
-    assert compare(entry, hidden, tolerance=0.1).status == "regressed"
-    assert compare(entry, hidden, tolerance=0.1, use_reference=False).status == "improved"
+    # The references allow for the machine; they never turn a measured change around. A
+    # region that ran 20% faster as measured while the reference ran 2x faster is not
+    # regressed (1.6x against it), nor is one 20% slower beside a reference 2x slower
+    # improved.
+    faster = timed_with_reference([v * 0.8 for v in TIMES], [r * 0.5 for r in REF])
+    c = compare(entry, faster, tolerance=0.1)
+    assert c.status == "same" and c.judged is not None
+    assert c.judged.judged == pytest.approx(1.6) and c.judged.overruled == "regressed"
+    assert compare(entry, faster, tolerance=0.1, use_reference=False).status == "improved"
+    slower = timed_with_reference([v * 1.2 for v in TIMES], [r * 2 for r in REF])
+    c = compare(entry, slower, tolerance=0.1)
+    assert c.status == "same" and c.judged is not None and c.judged.overruled == "improved"
     # Another torch version: the reference itself may have changed, so raw times.
     other_torch = replace(slow_machine, environment={**slow_machine.environment, "torch": "2.14"})
     assert compare(entry, other_torch, tolerance=0.1).status == "regressed"
     # No reference on either side (device backends, entries recorded with it off): raw times.
     plain = Entry.of(measurement({"aten::mul": 1}, TIMES))
     assert compare(plain, slow_machine, tolerance=0.1).status == "regressed"
+
+
+def host_window(raw: float, refs: float) -> Measurement:
+    """A host-timed (cpu) measurement whose rounds as measured are ``raw`` times TIMES and
+    whose memory-bound tick ran ``refs`` times its 10 µs: its rounds against the tick are
+    raw / refs times the recording's."""
+    tick = [10.0 * refs * (1 + 0.001 * (i % 3)) for i in range(10)]
+    host = [v * raw for v in TIMES]
+    return replace(
+        helpers.measurement(ops={"aten::mul": 1}, device=TIMES, host=host),
+        reference_us=Stats.of(tick),
+        host_relative=Stats.of([h / t for h, t in zip(host, tick, strict=True)]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "refs", "against_refs"),
+    [
+        # The issue's figures: raw -10% beside references -20%, raw +10% beside +20%.
+        (0.9, 0.8, ""),
+        (1.1, 1.2, ""),
+        # Past the tolerance against the tick alone, with its interval clear of it.
+        (0.9, 0.7, "regressed"),
+        (0.95, 0.7, "regressed"),
+        (1.1, 1.4, "improved"),
+        (1.05, 1.4, "improved"),
+    ],
+)
+def test_a_raw_speed_up_is_never_regressed_nor_a_raw_slow_down_improved(
+    raw: float, refs: float, against_refs: str
+) -> None:
+    entry = Entry.of(host_window(1.0, 1.0))
+    c = compare(entry, host_window(raw, refs), tolerance=0.1, host_timed=True)
+    assert c.status == "same" and not c.failures
+    if against_refs:
+        # The tick alone would have called it; the raw rounds overruled it, the row says so.
+        assert c.judged is not None and c.judged.overruled == against_refs
+        assert c.references[0][1].verdict == against_refs
+
+
+@pytest.mark.parametrize(
+    ("raw", "refs", "status"),
+    [
+        (1.3, 1.0, "regressed"),
+        (1.5, 1.2, "regressed"),  # +25% against the tick, +50% as measured
+        (1.3, 1.3, "same"),  # the machine, not the region
+        # Unchanged as measured on a machine 30% faster: the region's own slowdown.
+        (1.0, 0.7, "regressed"),
+        (0.7, 1.0, "improved"),
+        (0.6, 0.8, "improved"),
+        (1.0, 1.4, "improved"),
+    ],
+)
+def test_a_change_past_the_tolerance_both_raw_and_against_the_ticks_is_called(
+    raw: float, refs: float, status: str
+) -> None:
+    entry = Entry.of(host_window(1.0, 1.0))
+    c = compare(entry, host_window(raw, refs), tolerance=0.1, host_timed=True)
+    assert c.status == status
+    assert c.judged is not None and not c.judged.overruled
 
 
 def test_same_entry_is_not_rewritten_and_new_is_strict() -> None:
