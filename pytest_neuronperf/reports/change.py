@@ -37,6 +37,9 @@ def time_text(t: TimeJudged) -> str:
         text += f" {percent(t.judged)}"
     else:
         text += f" {percent(t.raw)} raw, refs {percent(t.references)}, judged {percent(t.judged)}"
+    if t.overruled:
+        # Against the references alone it was a change; the raw rounds did not agree.
+        text += f", {t.overruled} only against refs"
     return text
 
 

@@ -119,7 +119,9 @@ def _grouped(
 def _why(r: Record, width: int) -> list[str]:
     """Under a grouped row: what the baseline saw where it moved, and a broken budget."""
     said = []
-    if r.baseline and r.baseline not in (BaselineStatus.NEW, BaselineStatus.SAME):
+    # A "same" the raw rounds overruled says so: the references alone saw a change.
+    overruled = r.time_judged is not None and bool(r.time_judged.overruled)
+    if r.baseline and (r.baseline not in (BaselineStatus.NEW, BaselineStatus.SAME) or overruled):
         said.append(f"baseline {baseline_text(r)}")
     if r.violations and r.budget:
         said.append(f"over budget: {r.budget}")

@@ -10,6 +10,7 @@ import helpers
 import pytest
 
 from pytest_neuronperf.model import OpRow, Record, TimeJudged, Work
+from pytest_neuronperf.reports.change import time_text
 from pytest_neuronperf.reports.fit import elide_apart, fit_table, terminal_width, wrap
 from pytest_neuronperf.reports.terminal import (
     amount,
@@ -103,6 +104,28 @@ def test_a_row_that_moved_says_against_what_and_a_failed_test_is_never_ok() -> N
         "    baseline regressed: ops 5 → 6",
     ]
     assert [lines[i].split()[-1] for i in (3, 5, 7)] == ["regressed", "failed", "regressed"]
+
+
+def test_a_row_says_when_the_raw_rounds_overruled_the_references() -> None:
+    # The resnet18: 10% faster as measured beside ticks 20% faster, +16% against
+    # them; the raw rounds overruled it, and the row says what the references alone said.
+    held = TimeJudged("host_us", 17_721.4, 15_977.0, 1.16, 0.8, "same", 0.1, "regressed")
+    assert time_text(held) == (
+        "host 17,721.4 → 15,977.0 µs -10% raw, refs -20%, judged +16%, regressed only against refs"
+    )
+    agreed = replace(held, verdict="regressed", overruled="")
+    assert time_text(agreed) == "host 17,721.4 → 15,977.0 µs -10% raw, refs -20%, judged +16%"
+    # Under its row in the table, though the row held; a plain "same" says nothing.
+    rows = [
+        record("t.py::test_a", "resnet", baseline="same", time_judged=held),
+        record("t.py::test_a", "llama", baseline="same", time_judged=replace(held, overruled="")),
+    ]
+    said = [line.strip() for line in summary_table(rows, 80).splitlines()[2:]]
+    assert said[2:] == [
+        "baseline same: host 17,721.4 → 15,977.0 µs -10% raw, refs -20%, judged +16%,",
+        "regressed only against refs",
+        said[4],
+    ]
 
 
 def test_test_ids_that_elide_alike_are_told_apart() -> None:
