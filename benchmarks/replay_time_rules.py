@@ -1,0 +1,185 @@
+"""Which rule should turn a region's host-time figures into a verdict? Rules replayed on a
+kept run of bench_models.py (or any run kept the same way).
+
+It reads what `bench_models.py --keep DIR` kept (or `bench_gate.py --keep DIR`: its A/A
+reruns a and e, its slowed ones c, d, f and g): the pooled baselines (DIR/neuronperf, and
+DIR/neuronperf-slow recorded with the +25% spin) and the JSON reports of the reruns: A/A
+(a-*.json: every verdict other than "same" is false), +25% (b-*.json: each should regress)
+and faster (c-*.json, judged against the slowed recording: none may regress). Each rerun is
+judged again, from the figures it kept, by each rule:
+
+  ticks      the reference ticks of the region's kind must agree (gate/ticks.py); the raw
+             change plays no part: the rule before issue 36
+  raw        the raw rounds alone, with the bootstrap interval
+  raw+ticks  the raw change and every tick of the region's kind must agree: a raw speed-up
+             is never a regression, a raw slow-down never an improvement
+  raw~ticks  as ticks, but a change counts only where the raw median moved past the
+             tolerance too (the raw point, not its interval)
+  ticks, raw's way  as ticks, but a change counts only where the raw median moved the same
+             way (a regression whose raw median fell is the same, and the mirror)
+  ticks, raw not against  as ticks, but a change counts only where the raw rounds do not
+             show the other way with confidence (a regression whose raw interval lies
+             wholly below no change is the same, and the mirror): the rule now
+             (gate/compare.py with_raw)
+
+The kept figures are those after any second look the live rule took, so a replayed verdict
+differs from a live one where one rule would have taken a second look and another not.
+
+    python benchmarks/replay_time_rules.py DIR [--tolerance 0.1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from statistics import median
+
+from tabulate import tabulate
+
+from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.baselines.store import load
+from pytest_neuronperf.gate.ticks import agreed, judging_kinds, relative_changes, relatives_of
+from pytest_neuronperf.model import Measurement, Record
+from pytest_neuronperf.stats import TimeChange, compare_times
+
+Rule = Callable[[TimeChange, list[tuple[str, TimeChange]]], TimeChange | None]
+
+
+def _raw_point(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChange | None:
+    judged = agreed(ticks)
+    if judged is None or judged.verdict not in ("regressed", "improved"):
+        return judged
+    past = raw.ratio > 1 + raw.tolerance or raw.ratio < 1 / (1 + raw.tolerance)
+    same_way = (raw.ratio > 1) == (judged.verdict == "regressed")
+    return judged if past and same_way else replace(judged, verdict="same")
+
+
+def _raw_direction(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChange | None:
+    judged = agreed(ticks)
+    if judged is None or judged.verdict not in ("regressed", "improved"):
+        return judged
+    same_way = (raw.ratio >= 1) == (judged.verdict == "regressed")
+    return judged if same_way else replace(judged, verdict="same")
+
+
+def _raw_not_against(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChange | None:
+    judged = agreed(ticks)
+    if judged is None or judged.verdict not in ("regressed", "improved"):
+        return judged
+    against = raw.high < 1 if judged.verdict == "regressed" else raw.low > 1
+    return replace(judged, verdict="same") if against else judged
+
+
+RULES: dict[str, Rule] = {
+    "ticks": lambda raw, ticks: agreed(ticks),
+    "raw": lambda raw, ticks: raw,
+    "raw+ticks": lambda raw, ticks: agreed([("raw", raw), *ticks]),
+    "raw~ticks": _raw_point,
+    "ticks, raw's way": _raw_direction,
+    "ticks, raw not against": _raw_not_against,
+}
+# Per scenario: its name, the letters of its kept reports, and the baselines it was judged
+# against; bench_models.py's layout, and bench_gate.py's (DIR/baselines, A/A a and e, more
+# data c, d, f, g).
+SCENARIOS = {"a": "A/A", "b": "+25%", "c": "faster"}
+LAYOUTS = {
+    "models": {"a": ("a", "neuronperf"), "b": ("b", "neuronperf"), "c": ("c", "neuronperf-slow")},
+    "gate": {"a": ("ae", "baselines"), "b": ("cdfg", "baselines"), "c": ("", "baselines")},
+}
+
+
+def reruns(directory: Path, letters: str) -> list[Measurement]:
+    return [
+        Record.from_dict(row).measurement
+        for letter in letters
+        for path in sorted(directory.glob(f"{letter}-*.json"))
+        for row in json.loads(path.read_text())["measurements"]
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--tolerance", type=float, default=0.1)
+    args = parser.parse_args()
+    # (rule, region, scenario) -> verdict -> count
+    counts: dict[tuple[str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    moves: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    layout = LAYOUTS["gate" if (args.directory / "baselines").is_dir() else "models"]
+    for scenario in SCENARIOS:
+        letters, where = layout[scenario]
+        runs = reruns(args.directory, letters)
+        if not runs:
+            continue
+        baselines = load(args.directory / where, runs[0].device_kind)
+        for m in runs:
+            entry: Entry | None = baselines.get(m.test_id, m.region)
+            if entry is None:
+                continue
+            raw = compare_times(entry.host_us.samples, m.host_us.samples, args.tolerance)
+            ticks = relative_changes(
+                entry, relatives_of(m), args.tolerance, judging_kinds(entry, m)
+            )
+            judged = agreed(ticks)
+            moves[(m.region, scenario)].append((raw.ratio, judged.ratio if judged else 1.0))
+            for name, rule in RULES.items():
+                verdict = rule(raw, ticks)
+                counts[(name, m.region, scenario)][verdict.verdict if verdict else ""] += 1
+    if not counts:
+        sys.exit(f"{args.directory}: no rerun reports (bench_models.py --keep DIR)")
+    regions = sorted({r for _, r, _ in counts})
+    rows = []
+    for region in [*regions, ""]:
+        among = [region] if region else regions
+        row = [region or "all"]
+        for scenario in SCENARIOS:
+            pairs = [p for r in among for p in moves.get((r, scenario), [])]
+            row.append(_moves(pairs) if region else "")
+        for name in RULES:
+            a, b, c = (_summed(counts, name, among, s) for s in SCENARIOS)
+            row.append(
+                f"{a['regressed']}/{a['improved']} · {b['regressed']}/{sum(b.values())} · "
+                f"{c['regressed']}/{c['improved']}"
+            )
+        rows.append(row)
+    headers = ["region", *(f"{s}: raw, judged" for s in SCENARIOS.values())]
+    headers += [f"{name}" for name in RULES]
+    print(tabulate(rows, headers=headers, tablefmt="github"))
+    print(
+        "\nEach rule's cell: A/A regressed/improved (false) · +25% caught/reruns · faster "
+        "regressed (false)/improved. 'raw, judged': median of the reruns' raw and "
+        "judged changes, with their range."
+    )
+    return 0
+
+
+def _summed(
+    counts: dict[tuple[str, str, str], dict[str, int]], rule: str, regions: list[str], scenario: str
+) -> dict[str, int]:
+    total: dict[str, int] = defaultdict(int)
+    for region in regions:
+        for verdict, n in counts[(rule, region, scenario)].items():
+            total[verdict] += n
+    return total
+
+
+def _moves(pairs: list[tuple[float, float]]) -> str:
+    if not pairs:
+        return "-"
+    raw, judged = [p[0] for p in pairs], [p[1] for p in pairs]
+    return f"{_pct(median(raw))} ({_pct(min(raw))}..{_pct(max(raw))}), " + (
+        f"{_pct(median(judged))} ({_pct(min(judged))}..{_pct(max(judged))})"
+    )
+
+
+def _pct(r: float) -> str:
+    return f"{(r - 1) * 100:+.0f}%"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
