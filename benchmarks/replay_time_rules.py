@@ -21,6 +21,10 @@ judged again, from the figures it kept, by each rule:
              show the other way with confidence (a regression whose raw interval lies
              wholly below no change is the same, and the mirror): the rule now
              (gate/compare.py with_raw)
+  compute tick, raw not against  as the rule now, but against the compute tick (a 96x96
+             matmul) alone wherever both sides have it, whatever the region's kind: the tick
+             that followed millisecond regions best across processes
+             (explore_long_reference.py)
 
 The kept figures are those after any second look the live rule took, so a replayed verdict
 differs from a live one where one rule would have taken a second look and another not.
@@ -43,14 +47,24 @@ from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import load
-from pytest_neuronperf.gate.ticks import agreed, judging_kinds, relative_changes, relatives_of
+from pytest_neuronperf.gate.ticks import (
+    COMPUTE,
+    TICK_FIELDS,
+    agreed,
+    judging_kinds,
+    relative_changes,
+    relatives_of,
+)
 from pytest_neuronperf.model import Measurement, Record
 from pytest_neuronperf.stats import TimeChange, compare_times
 
-Rule = Callable[[TimeChange, list[tuple[str, TimeChange]]], TimeChange | None]
+# A rule sees the raw change, the changes against the ticks that judge the region, and the
+# change against every tick both sides were timed against, by kind.
+Ticks = list[tuple[str, TimeChange]]
+Rule = Callable[[TimeChange, Ticks, dict[str, TimeChange]], TimeChange | None]
 
 
-def _raw_point(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChange | None:
+def _raw_point(raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange]) -> TimeChange | None:
     judged = agreed(ticks)
     if judged is None or judged.verdict not in ("regressed", "improved"):
         return judged
@@ -59,7 +73,7 @@ def _raw_point(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChan
     return judged if past and same_way else replace(judged, verdict="same")
 
 
-def _raw_direction(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChange | None:
+def _raw_direction(raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange]) -> TimeChange | None:
     judged = agreed(ticks)
     if judged is None or judged.verdict not in ("regressed", "improved"):
         return judged
@@ -67,7 +81,9 @@ def _raw_direction(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> Time
     return judged if same_way else replace(judged, verdict="same")
 
 
-def _raw_not_against(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> TimeChange | None:
+def _raw_not_against(
+    raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange] | None = None
+) -> TimeChange | None:
     judged = agreed(ticks)
     if judged is None or judged.verdict not in ("regressed", "improved"):
         return judged
@@ -75,13 +91,21 @@ def _raw_not_against(raw: TimeChange, ticks: list[tuple[str, TimeChange]]) -> Ti
     return replace(judged, verdict="same") if against else judged
 
 
+def _compute_alone(
+    raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]
+) -> TimeChange | None:
+    compute = every.get(COMPUTE)
+    return _raw_not_against(raw, [(COMPUTE, compute)] if compute else ticks)
+
+
 RULES: dict[str, Rule] = {
-    "ticks": lambda raw, ticks: agreed(ticks),
-    "raw": lambda raw, ticks: raw,
-    "raw+ticks": lambda raw, ticks: agreed([("raw", raw), *ticks]),
+    "ticks": lambda raw, ticks, _: agreed(ticks),
+    "raw": lambda raw, ticks, _: raw,
+    "raw+ticks": lambda raw, ticks, _: agreed([("raw", raw), *ticks]),
     "raw~ticks": _raw_point,
     "ticks, raw's way": _raw_direction,
     "ticks, raw not against": _raw_not_against,
+    "compute tick, raw not against": _compute_alone,
 }
 # Per scenario: its name, the letters of its kept reports, and the baselines it was judged
 # against; bench_models.py's layout, and bench_gate.py's (DIR/baselines, A/A a and e, more
@@ -125,10 +149,13 @@ def main() -> int:
             ticks = relative_changes(
                 entry, relatives_of(m), args.tolerance, judging_kinds(entry, m)
             )
+            every = dict(
+                relative_changes(entry, relatives_of(m), args.tolerance, tuple(TICK_FIELDS))
+            )
             judged = agreed(ticks)
             moves[(m.region, scenario)].append((raw.ratio, judged.ratio if judged else 1.0))
             for name, rule in RULES.items():
-                verdict = rule(raw, ticks)
+                verdict = rule(raw, ticks, every)
                 counts[(name, m.region, scenario)][verdict.verdict if verdict else ""] += 1
     if not counts:
         sys.exit(f"{args.directory}: no rerun reports (bench_models.py --keep DIR)")
