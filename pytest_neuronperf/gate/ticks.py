@@ -11,11 +11,9 @@ A region is judged by the ticks of what its time is made of, read from its recor
 the memory tick always; the dispatch tick where its ops, at the dispatch tick's cost each,
 make at least DISPATCH_SHARE of its time; the compute tick where its counted work does at
 least COMPUTE_INTENSITY FLOPs per byte moved, or was not counted (its kind unknown). A
-region of LONG_REGION_US and more that the compute tick judges is judged on it alone. A
 tick that does not follow a region only drifts beside it: the dispatch tick ran 65% slower
-in some processes and hid +50% slowdowns of a 1 MB multiply-and-sum, the small ticks sped
-up and failed an unchanged matmul, and the memory tick spread twice as far as the compute
-tick across processes of millisecond models (docs/gate-quality.md, with the figures).
+in some processes and hid +50% slowdowns of a 1 MB multiply-and-sum, and the small ticks
+sped up and failed an unchanged matmul (docs/gate-quality.md, with the figures).
 """
 
 from __future__ import annotations
@@ -36,10 +34,6 @@ DISPATCH_SHARE = 0.125
 # FLOPs per byte moved from which a region's time is mostly arithmetic: a 96x96 matmul does
 # 16, a 256x256 one 43, an elementwise op or a reduction 0.1-1, RMSNorm about 1.
 COMPUTE_INTENSITY = 8.0
-# The recorded host time from which a region the compute tick judges is judged on it alone:
-# Llama, GPT-2, BERT and ResNet-shaped models of 1.3-8 ms spread 2-6% against it across
-# fresh processes, 5-11% against the memory tick, which judges every shorter region.
-LONG_REGION_US = 1_000.0
 
 # A tick's kind -> the Figures fields holding its per-round tick and the region against it.
 TICK_FIELDS: dict[str, tuple[str, str]] = {
@@ -69,14 +63,11 @@ def kinds_of(
     dispatch tick of ``dispatch_us``, doing ``flops`` over ``moved`` bytes (None: not
     counted): the memory tick always; the dispatch tick where the ops, at the tick's cost
     each, make at least DISPATCH_SHARE of the time; the compute tick where the work is
-    arithmetic-heavy or its kind unknown, and alone where the region is long."""
-    computes = flops is None or not moved or flops / moved >= COMPUTE_INTENSITY
-    if computes and host_us >= LONG_REGION_US:
-        return (COMPUTE,)
+    arithmetic-heavy or its kind unknown."""
     kinds = [MEMORY]
     if dispatch_us is not None and ops * dispatch_us >= DISPATCH_SHARE * host_us:
         kinds.append(DISPATCH)
-    if computes:
+    if flops is None or not moved or flops / moved >= COMPUTE_INTENSITY:
         kinds.append(COMPUTE)
     return tuple(kinds)
 

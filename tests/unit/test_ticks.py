@@ -14,10 +14,8 @@ from pytest_neuronperf.gate.ticks import (
     COMPUTE_INTENSITY,
     DISPATCH,
     DISPATCH_SHARE,
-    LONG_REGION_US,
     MEMORY,
     judging_kinds,
-    kinds_of,
 )
 from pytest_neuronperf.measure.window import COMPUTE_TICKS_PER_ROUND, HostSamples, sample_host
 from pytest_neuronperf.model import Measurement, Work
@@ -83,33 +81,6 @@ def test_the_compute_tick_judges_arithmetic_heavy_regions_and_those_of_unknown_k
     assert judging_kinds(Entry.of(region(1, 1, 1, flops=MATMUL)), now) == (MEMORY,)
     uncounted = region(1, 1, 1, flops=None)
     assert judging_kinds(Entry.of(region(1, 1, 1, flops=MATMUL)), uncounted) == with_compute
-
-
-def test_a_long_region_the_compute_tick_judges_is_judged_on_it_alone() -> None:
-    """From LONG_REGION_US of recorded host time; a long memory-bound region keeps its
-    memory tick, and a region just shorter keeps every tick of its kind."""
-    long, short = LONG_REGION_US, LONG_REGION_US - 1
-    bound = COMPUTE_INTENSITY * 1_000
-    assert kinds_of(400, long, 2.0, bound, 1_000) == (COMPUTE,)
-    assert kinds_of(400, long, 2.0, None, None) == (COMPUTE,)
-    assert kinds_of(400, short, 2.0, bound, 1_000) == (MEMORY, DISPATCH, COMPUTE)
-    assert kinds_of(400, long, 2.0, bound - 1, 1_000) == (MEMORY, DISPATCH)
-    assert kinds_of(6, 10 * long, 2.0, 100.0, 1_000) == (MEMORY,)
-
-
-def test_a_long_matmul_whose_small_ticks_sped_up_is_judged_on_the_compute_tick() -> None:
-    """Issue 36's false failures: millisecond models whose microsecond memory tick ran
-    faster than the region, read as regressed against it; the compute tick held."""
-
-    def long(memory: float, compute: float) -> Measurement:
-        m = region(memory, 1, compute, flops=MATMUL)
-        return replace(m, host_us=Stats.of([v * 20 for v in m.host_us.samples]))
-
-    c = compare(Entry.of(long(1, 1)), long(1.2, 1.02), tolerance=0.1, host_timed=True)
-    assert c.status == "same" and [k for k, _ in c.references] == [COMPUTE]
-    slowed = compare(Entry.of(long(1, 1)), long(1.0, 1.3), tolerance=0.1, host_timed=True)
-    assert slowed.status == "regressed" and slowed.host is not None
-    assert slowed.host.ratio == pytest.approx(1.3)
 
 
 def test_the_dispatch_tick_judges_a_region_whose_ops_dispatch_is_a_share_of_its_time() -> None:
