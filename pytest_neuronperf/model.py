@@ -142,6 +142,8 @@ class RankFigures(Coded):
 # Reference workloads and figures in their units divide or multiply times: a zero or
 # negative one is damage, never a measurement.
 _POSITIVE = rule(minimum=0.0, exclusive=True, nonempty=True)
+# A figure only some regions have: files of the rest stay as they were.
+_POSITIVE_OR_OMITTED = rule(minimum=0.0, exclusive=True, nonempty=True, omit=None)
 
 
 # Retained bytes are negative for a region that frees more than it allocates.
@@ -206,6 +208,10 @@ class Figures(Coded):
     # regions follow; it joins the agreement for them (gate/ticks.py).
     compute_reference_us: Stats | None = field(default=None, metadata=_POSITIVE)
     host_relative_compute: Stats | None = field(default=None, metadata=_POSITIVE)
+    # The same against the millisecond tick (a 384x384 matmul), timed only for regions of
+    # about a millisecond or more; it alone judges those (gate/ticks.py).
+    long_reference_us: Stats | None = field(default=None, metadata=_POSITIVE_OR_OMITTED)
+    host_relative_long: Stats | None = field(default=None, metadata=_POSITIVE_OR_OMITTED)
     # Peak, allocated and retained bytes (trace/memory.py); None when memory was not
     # profiled, so files written before it existed still load.
     memory: Memory | None = field(default=None, metadata=rule(omit=None))

@@ -95,8 +95,10 @@ def sampled_windows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[WindowPlan, H
         plan: WindowPlan,
         reference: Reference | None,
         clock: Callable[[], int] = time.perf_counter_ns,
+        *,
+        long_tick: bool = False,
     ) -> HostSamples:
-        samples = sample_window(call, rounds, plan, reference, clock)
+        samples = sample_window(call, rounds, plan, reference, clock, long_tick=long_tick)
         seen.append((plan, samples))
         return samples
 

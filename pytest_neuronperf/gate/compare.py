@@ -15,7 +15,17 @@ from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
 from .collectives import compare_collectives
 from .memory import compare_memory
-from .ticks import COMPUTE, DISPATCH, MEMORY, agreed, judging_kinds, relative_changes, relatives_of
+from .ticks import (
+    COMPUTE,
+    DISPATCH,
+    LONG,
+    MEMORY,
+    agreed,
+    judging_kinds,
+    kinds_against,
+    relative_changes,
+    relatives_of,
+)
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
 _PREFIX = "neuronperf baseline"
@@ -185,9 +195,7 @@ def _judged(
     host = metric == "host_us"
     then, now = (entry.host_us, m.host_us) if host else (entry.device_us, m.device_us)
     then_ref, now_ref = (
-        (entry.reference_us, m.reference_us)
-        if host
-        else (entry.device_reference_us, m.device_reference_us)
+        _host_references(entry, m) if host else (entry.device_reference_us, m.device_reference_us)
     )
     refs = None
     if by_reference and then_ref is not None and now_ref is not None and then_ref.median > 0:
@@ -276,7 +284,7 @@ def _judge_times(
     for metric, then_t, now_t, then_ref, now_ref in (
         ("device_us", entry.device_us, m.device_us, entry.device_reference_us,
          m.device_reference_us),
-        ("host_us", entry.host_us, m.host_us, entry.reference_us, m.reference_us),
+        ("host_us", entry.host_us, m.host_us, *_host_references(entry, m)),
     ):  # fmt: skip
         if not judged[metric]:
             # Nothing reads a time that is not judged: no bootstrap for it.
@@ -301,12 +309,23 @@ def _judge_times(
             change = scaled
         changes[metric] = change
         against[metric] = scaled
-        text = _time_sentence(repr(m.region), metric, change, then_t, now_t, refs, len(references))
+        long_only = metric == "host_us" and [k for k, _ in references] == [LONG]
+        text = _time_sentence(
+            repr(m.region), metric, change, then_t, now_t, refs, len(references), long_only
+        )
         if change.verdict in ("regressed", "improved"):
             found.moved(
                 text, change.verdict == "improved", "; run --neuron-profile-update to keep it"
             )
     return _Times(changes, against, tuple(references))
+
+
+def _host_references(entry: Entry, m: Measurement) -> tuple[Stats | None, Stats | None]:
+    """The tick a host-time verdict's reference figures are read from: the millisecond one
+    where it alone judges the region, else the memory tick, which judges every other."""
+    if judging_kinds(entry, m) == (LONG,):
+        return entry.long_reference_us, m.long_reference_us
+    return entry.reference_us, m.reference_us
 
 
 def with_raw(raw: TimeChange, scaled: TimeChange) -> TimeChange:
@@ -362,6 +381,7 @@ def _needs_write(entry: Entry, m: Measurement, status: BaselineStatus) -> bool:
         or (m.host_relative is not None and entry.host_relative is None)
         or (m.host_relative_dispatch is not None and entry.host_relative_dispatch is None)
         or (m.host_relative_compute is not None and entry.host_relative_compute is None)
+        or (m.host_relative_long is not None and entry.host_relative_long is None)
     )
 
 
@@ -404,8 +424,10 @@ def window_settled(
             MEMORY: _stats_or_none(s.relative),
             DISPATCH: _stats_or_none(s.relative_dispatch),
             COMPUTE: _stats_or_none(s.relative_compute),
+            LONG: _stats_or_none(s.relative_long),
         }
-        parts = relative_changes(entry, now, tolerance, judging_kinds(entry, None))
+        kinds = kinds_against(entry, None, now_long=bool(s.relative_long))
+        parts = relative_changes(entry, now, tolerance, kinds)
     if not parts:
         now_ref = _stats_or_none(s.reference_us)
         then, now_us, _ = _paired(
@@ -445,15 +467,23 @@ def _stats_or_none(samples: list[float]) -> Stats | None:
 
 
 def _time_sentence(
-    region: str, metric: str, c: TimeChange, then: Stats, now: Stats, refs: _Refs, ticks: int
+    region: str,
+    metric: str,
+    c: TimeChange,
+    then: Stats,
+    now: Stats,
+    refs: _Refs,
+    ticks: int,
+    long_only: bool = False,
 ) -> str:
+    """``long_only``: the millisecond tick alone judged host time."""
     word = {"regressed": "regressed", "improved": "improved"}.get(c.verdict, "changed")
     measured = f"median {now.median:,.1f} vs {then.median:,.1f} µs"
     against = ""
     if refs is not None:
         # The change is the one left after allowing for the machine's speed; the medians
         # are as measured, so a reader sees both.
-        against = " against the reference workload"
+        against = f" against the {'millisecond ' if long_only else ''}reference workload"
         measured += f" as measured, reference {refs[1].median:,.1f} vs {refs[0].median:,.1f} µs"
     if c.reason and c.verdict != "unjudged":
         against = (

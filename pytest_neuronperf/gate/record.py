@@ -18,7 +18,7 @@ from statistics import median
 
 from ..measure.window import PASSES, STOP_SHARE, HostSamples, Shape, WindowPlan
 from ..stats import MIN_ROUNDS, median_interval
-from .ticks import COMPUTE, DISPATCH, MEMORY, kinds_of
+from .ticks import COMPUTE, DISPATCH, LONG, MEMORY, kinds_of, long_region
 
 
 def recording_plan(seconds: float, tolerance: float, shape: Shape | None = None) -> WindowPlan:
@@ -54,8 +54,11 @@ def recording_settled(s: HostSamples, *, shape: Shape | None, tolerance: float) 
 
 def _judged_series(s: HostSamples, shape: Shape | None) -> dict[str, list[float]]:
     """The rounds against each tick that will judge a region of ``shape`` (every tick's
-    when it is not known), or the raw rounds where no tick was timed."""
+    when it is not known; the millisecond tick's alone for a millisecond region timed
+    against it), or the raw rounds where no tick was timed."""
     series = {MEMORY: s.relative, DISPATCH: s.relative_dispatch, COMPUTE: s.relative_compute}
+    if s.relative_long and s.host_us and long_region(median(s.host_us)):
+        return {LONG: s.relative_long}
     if shape is not None and s.host_us:
         tick = median(s.dispatch_us) if s.dispatch_us else None
         kinds = kinds_of(shape.ops, median(s.host_us), tick, shape.flops, shape.bytes_moved)

@@ -7,13 +7,18 @@ every tick that follows it; a drift in what one tick times moves the region agai
 one only. So a change counts only when every tick that judges the region agrees, and the
 figure reported is the smallest of their changes.
 
-A region is judged by the ticks of what its time is made of, read from its recording:
-the memory tick always; the dispatch tick where its ops, at the dispatch tick's cost each,
-make at least DISPATCH_SHARE of its time; the compute tick where its counted work does at
-least COMPUTE_INTENSITY FLOPs per byte moved, or was not counted (its kind unknown). A
-tick that does not follow a region only drifts beside it: the dispatch tick ran 65% slower
-in some processes and hid +50% slowdowns of a 1 MB multiply-and-sum, and the small ticks
-sped up and failed an unchanged matmul (docs/gate-quality.md, with the figures).
+A region whose recorded host median is LONG_REGION_US or more, and whose recording and
+measurement were both timed against the millisecond tick, is judged against that tick
+alone: on models of 1.3-24 ms each microsecond tick in turn failed unchanged code or missed
++25% slowdowns from one run to the next, where a matmul of about a millisecond followed them
+across processes (docs/gate-quality.md). Other regions are judged by the ticks of what their
+time is made of, read from their recording: the memory tick always; the dispatch tick where
+its ops, at the dispatch tick's cost each, make at least DISPATCH_SHARE of its time; the
+compute tick where its counted work does at least COMPUTE_INTENSITY FLOPs per byte moved, or
+was not counted (its kind unknown). A tick that does not follow a region only drifts beside
+it: the dispatch tick ran 65% slower in some processes and hid +50% slowdowns of a 1 MB
+multiply-and-sum, and the small ticks sped up and failed an unchanged matmul
+(docs/gate-quality.md, with the figures).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..baselines.entry import Entry
-from ..model import Figures, Measurement
+from ..measure.reference import LONG_REGION_US
+from ..model import Figures, Measurement, Work
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
 
 MEMORY, DISPATCH, COMPUTE = "memory-bound", "dispatch-bound", "compute-bound"
+LONG = "millisecond"
 # The share of a region's time its ops' dispatch must make for the dispatch tick to judge
 # it: README's RMSNorm 16x1024 (6 ops, ~24 µs, a 1.2 µs tick) is 30%, RMSNorm 64x1024 19%,
 # a 1 MB multiply-and-sum 5%, a Llama-style block 3%.
@@ -40,16 +47,29 @@ TICK_FIELDS: dict[str, tuple[str, str]] = {
     MEMORY: ("reference_us", "host_relative"),
     DISPATCH: ("dispatch_reference_us", "host_relative_dispatch"),
     COMPUTE: ("compute_reference_us", "host_relative_compute"),
+    LONG: ("long_reference_us", "host_relative_long"),
 }
 
 
 def judging_kinds(entry: Entry, m: Measurement | None) -> tuple[str, ...]:
-    """The ticks whose agreement a region's host-time change needs, by what its time is
-    made of (the recording's figures; the work counted in this measurement where it was,
-    else the entry's: counts are exact on both sides)."""
+    """The ticks whose agreement a region's host-time change needs (kinds_against), for
+    measurement ``m``, or for a window still being sampled (None) that times the same ticks
+    as the recording."""
+    if m is None:
+        return kinds_against(entry, None, now_long=entry.host_relative_long is not None)
+    return kinds_against(entry, m.work, now_long=m.host_relative_long is not None)
+
+
+def kinds_against(entry: Entry, work: Work | None, *, now_long: bool) -> tuple[str, ...]:
+    """The millisecond tick alone for a millisecond region timed against it on both sides
+    (``now_long``: the measurement was); else the ticks of what its time is made of (the
+    recording's figures; the work counted now where it was, else the entry's: counts are
+    exact on both sides)."""
+    if now_long and entry.host_relative_long is not None and long_region(entry.host_us.median):
+        return (LONG,)
     flops, moved = entry.flops, entry.bytes_moved
-    if m is not None and m.work is not None:
-        flops, moved = m.work.flops, m.work.bytes_moved
+    if work is not None:
+        flops, moved = work.flops, work.bytes_moved
     tick = entry.dispatch_reference_us
     return kinds_of(
         entry.ops, entry.host_us.median, tick.median if tick is not None else None, flops, moved
@@ -70,6 +90,11 @@ def kinds_of(
     if flops is None or not moved or flops / moved >= COMPUTE_INTENSITY:
         kinds.append(COMPUTE)
     return tuple(kinds)
+
+
+def long_region(host_us: float) -> bool:
+    """Whether a region of ``host_us`` a call is judged against the millisecond tick."""
+    return host_us >= LONG_REGION_US
 
 
 def relatives_of(f: Figures) -> dict[str, Stats | None]:

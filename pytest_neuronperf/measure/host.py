@@ -30,8 +30,10 @@ def host_samples(
     plan: WindowPlan,
     windows: int,
     reference: Reference | None,
+    long_tick: bool = False,
 ) -> HostSamples:
-    """``windows`` windows of ``rounds`` timed calls, pooled; one when no window is set."""
+    """``windows`` windows of ``rounds`` timed calls, pooled; one when no window is set.
+    ``long_tick``: time the millisecond tick too (window.sample_host)."""
 
     def timed() -> Any:
         out = fn(*args, **kwargs)
@@ -39,7 +41,9 @@ def host_samples(
         return out
 
     windows = max(1, windows) if plan.seconds else 1
-    return pooled([sample_window(timed, rounds, plan, reference) for _ in range(windows)])
+    return pooled(
+        [sample_window(timed, rounds, plan, reference, long_tick=long_tick) for _ in range(windows)]
+    )
 
 
 def window_span(plan: WindowPlan, windows: int) -> str:
@@ -69,6 +73,8 @@ def host_fields(
         "host_relative_dispatch": (Stats.of(s.relative_dispatch) if s.relative_dispatch else None),
         "compute_reference_us": Stats.of(s.compute_us) if s.compute_us else None,
         "host_relative_compute": Stats.of(s.relative_compute) if s.relative_compute else None,
+        "long_reference_us": Stats.of(s.long_us) if s.long_us else None,
+        "host_relative_long": Stats.of(s.relative_long) if s.relative_long else None,
     }
 
 

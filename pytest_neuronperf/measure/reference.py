@@ -1,12 +1,13 @@
 """How fast the machine runs at this moment, by fixed workloads timed right before each round.
 
 Host-timed (CPU) figures move with a shared machine; dividing each round by a reference
-timed beside it allows for that, both ways. Three ticks: a memory-bound multiply of 32K
-floats into a kept buffer, a dispatch-bound one on 8 floats, and a compute-bound 96x96
-matmul (timed a few times per round: it costs several small ticks); window.py keeps a region
-against each and gate/ticks.py calls a regression only when every tick that judges the
-region agrees. Why these workloads and what they were measured to track:
-docs/gate-quality.md, "The reference workloads".
+timed beside it allows for that, both ways. Three microsecond ticks: a memory-bound
+multiply of 32K floats into a kept buffer, a dispatch-bound one on 8 floats, and a
+compute-bound 96x96 matmul (timed a few times per round: it costs several small ticks); and
+for regions of a millisecond or more a millisecond tick, a 384x384 matmul, since no
+microsecond tick follows those from one process to the next. window.py keeps a region
+against each tick it timed and gate/ticks.py says which judge it. Why these workloads and
+what they were measured to track: docs/gate-quality.md, "The reference workloads".
 """
 
 from __future__ import annotations
@@ -22,6 +23,17 @@ _DISPATCH_ELEMENTS = 8
 # arithmetic is most of the call (64x64, about 7 µs, is a third dispatch).
 _MATMUL_SIDE = 96
 CALLS_PER_TICK = 3
+# 384x384: about 1 ms on one thread; over 12 fresh processes millisecond models against it
+# spread 1.0-3.0% where against the 96x96 tick they spread 1.7-6.3% (docs/gate-quality.md).
+_LONG_MATMUL_SIDE = 384
+# Regions whose recorded host median is this long or longer are judged against the
+# millisecond tick alone (gate/ticks.py): the Hugging Face and torchvision models of
+# bench_models.py, 1.3-24 ms, against the microsecond ticks failed unchanged code or missed
+# +25% slowdowns from one run to the next; RMSNorm 1024x1024 (0.7 ms) stays with them.
+LONG_REGION_US = 1000.0
+# A window times the millisecond tick where the profiled rounds took this share of
+# LONG_REGION_US: a call under the profiler is never faster, and its timing jitters.
+LONG_TIMED_SHARE = 0.8
 
 
 class Reference:
@@ -31,6 +43,7 @@ class Reference:
         self._memory = _multiply(_ELEMENTS)
         self._dispatch = _multiply(_DISPATCH_ELEMENTS)
         self._compute = _matmul(_MATMUL_SIDE)
+        self._long: Callable[[], Any] | None = None
 
     def tick(self) -> float:
         """The memory-bound workload: the median of a few timed calls, in µs, as one figure
@@ -44,6 +57,18 @@ class Reference:
     def compute_tick(self) -> float:
         """The compute-bound workload, timed the same way."""
         return _tick(self._compute)
+
+    def prepare_long(self) -> Callable[[], Any]:
+        """The millisecond workload, built on first use (called outside any timed window):
+        only sessions with millisecond regions pay for its tensors and warm-up."""
+        if self._long is None:
+            self._long = _matmul(_LONG_MATMUL_SIDE)
+        return self._long
+
+    def long_tick(self) -> float:
+        """The millisecond workload, one timed call, in µs: it is itself as long as a
+        region's call, so one call is one figure."""
+        return _tick(self.prepare_long(), calls=1)
 
 
 def _multiply(elements: int) -> Callable[[], Any]:
@@ -74,10 +99,10 @@ def _matmul(side: int) -> Callable[[], Any]:
     return fn
 
 
-def _tick(fn: Callable[[], Any]) -> float:
+def _tick(fn: Callable[[], Any], calls: int = CALLS_PER_TICK) -> float:
     clock = time.perf_counter_ns
     samples = []
-    for _ in range(CALLS_PER_TICK):
+    for _ in range(calls):
         t0 = clock()
         fn()
         samples.append((clock() - t0) / 1e3)

@@ -39,7 +39,7 @@ from .export import TracePaths, export_trace, trace_lines
 from .host import host_fields, host_samples, second_look, window_span
 from .memory import settle_memory
 from .progress import Writer, phase
-from .reference import Reference
+from .reference import LONG_REGION_US, LONG_TIMED_SHARE, Reference
 from .rounds import Profiled, profile_rounds
 from .settle import page_faults
 from .threads import THREADS_KEY, at_fixed_threads, fixed_threads
@@ -70,6 +70,14 @@ def _shape(analysed: _Analysed, work: Work | None) -> Shape:
         work.flops if work is not None else None,
         work.bytes_moved if work is not None else None,
     )
+
+
+def _long(run: Profiled, markers: list[str]) -> bool:
+    """Whether a region's host window times the millisecond tick: its profiled rounds took
+    long enough that the unprofiled calls may reach LONG_REGION_US (profiling only adds)."""
+    windows = [run.host_windows[m] for m in markers if m in run.host_windows]
+    spans = [(w1 - w0) / 1e3 for w0, w1 in windows]
+    return bool(spans) and median(spans) >= LONG_TIMED_SHARE * LONG_REGION_US
 
 
 @dataclass(frozen=True)
@@ -203,7 +211,13 @@ class Runner:
         return result, measurement
 
     def _sample_host(
-        self, call: Call, rounds: int, plan: WindowPlan, windows: int | None = None
+        self,
+        call: Call,
+        rounds: int,
+        plan: WindowPlan,
+        windows: int | None = None,
+        *,
+        long_tick: bool,
     ) -> HostSamples:
         return host_samples(
             call.fn,
@@ -214,6 +228,7 @@ class Runner:
             plan=plan,
             windows=self.record_windows if windows is None else windows,
             reference=self._reference_timer(),
+            long_tick=long_tick,
         )
 
     def _recheck(
@@ -226,7 +241,9 @@ class Runner:
         """The second look at a host-time regression (host.second_look)."""
 
         def again(whole: WindowPlan, windows: int) -> HostSamples:
-            return self._sample_host(call, m.rounds, whole, windows)
+            # Judged as the first look was: against the millisecond tick where it was timed.
+            long_tick = m.long_reference_us is not None
+            return self._sample_host(call, m.rounds, whole, windows, long_tick=long_tick)
 
         return second_look(
             m,
@@ -320,7 +337,7 @@ class Runner:
         plan = plan.given(_shape(analysed, work))
         span = window_span(plan, self.record_windows)
         with phase(self.progress, f"{what} timing {rounds} rounds{span}"):
-            sampled = self._sample_host(call, rounds, plan)
+            sampled = self._sample_host(call, rounds, plan, long_tick=_long(run, markers))
         measurement = self._measurement_of(
             analysed, run, sampled, warm, test_id=test_id, name=name, warmup=warmup
         )

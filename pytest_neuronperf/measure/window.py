@@ -4,7 +4,9 @@ Each round's sample is the median of the calls in its share of the window; again
 the three reference ticks (reference.py) a round also keeps the low decile of call/tick
 (``relative``, ``relative_dispatch``, ``relative_compute``), which the CPU gate judges. The
 memory and dispatch ticks are timed before every call, each call paired with its own; the
-costlier compute tick COMPUTE_TICKS_PER_ROUND times a round, the calls against their median.
+costlier compute tick COMPUTE_TICKS_PER_ROUND times a round, the calls against their median;
+and where the caller asks for it (a millisecond region) the millisecond tick
+LONG_TICKS_PER_ROUND times a round, the same way (``relative_long``).
 Why a window, why the low decile, and the measurements behind both: docs/gate-quality.md.
 
 A window is sampled in PASSES passes of equal length, pooled per round; where a time will be
@@ -26,7 +28,7 @@ from .tick import LONG_US
 
 RELATIVE_QUANTILE = 0.10
 # The reference ticks a window keeps a round against (reference.py).
-KINDS = ("memory", "dispatch", "compute")
+KINDS = ("memory", "dispatch", "compute", "long")
 # Fewer calls and one stalled call is a round's decile: read 2,000x (docs/window-rounds.md).
 MIN_CALLS_PER_ROUND = 10
 
@@ -54,11 +56,17 @@ class HostSamples:
     # The compute-bound tick per round, and the calls' low decile against it.
     compute_us: list[float] = field(default_factory=list)
     relative_compute: list[float] = field(default_factory=list)
+    # The same for the millisecond tick, where it was timed (a millisecond region).
+    long_us: list[float] = field(default_factory=list)
+    relative_long: list[float] = field(default_factory=list)
 
 
 # A round times the compute-bound tick (about 60 µs) this many times, evenly over its
 # share: 1-2% of a 20 ms block, where a tick before every call would double a fast region's.
 COMPUTE_TICKS_PER_ROUND = 4
+# The millisecond tick (about 1 ms) this many times a round: 3 ms of a 20 ms block, timed
+# only for regions of about a millisecond or more, whose blocks hold a few calls anyway.
+LONG_TICKS_PER_ROUND = 3
 # Whole windows a regression's second look samples, pooled (host.second_look).
 RECORD_WINDOWS = 3
 # A window is sampled in this many passes of equal length (sample_window): an adaptive one
@@ -105,12 +113,16 @@ def sample_host(
     window_s: float,
     reference: Reference | None,
     clock: Callable[[], int] = time.perf_counter_ns,
+    *,
+    long_tick: bool = False,
 ) -> HostSamples:
     """``rounds`` samples over ``window_s`` seconds; at least one call per round, so a
     callable slower than its share of the window is timed once per round. A round that
     reaches its end with fewer than MIN_CALLS_PER_ROUND calls of a callable fast enough for
     them to fit its share makes them: after a stall past several ends, those rounds were
-    one call each. With no window, one call per round."""
+    one call each. With no window, one call per round. ``long_tick``: time the millisecond
+    tick too."""
+    spaced = _spaced_ticks(reference, long_tick)
     host: list[float] = []
     refs: dict[str, list[float]] = {kind: [] for kind in KINDS}
     relative: dict[str, list[float]] = {kind: [] for kind in KINDS}
@@ -118,6 +130,8 @@ def sample_host(
     long_calls: list[float] = []
     fast: list[float] = []
     result: Any = None
+    if reference is not None and long_tick:
+        reference.prepare_long()  # its tensors and warm-up stay outside the window
     start = clock()
     block_ns = window_s * 1e9 / rounds
     fastest_ns = float("inf")  # the window's fastest call so far
@@ -125,15 +139,16 @@ def sample_host(
         # Ends fixed from the start: one slow block does not push the rest later.
         end = start + (block + 1) * block_ns
         times: list[float] = []
-        # The memory and dispatch ticks, one before each call; the compute ticks of the round.
+        # The memory and dispatch ticks, one before each call; the spaced ticks of the round.
         ticks: dict[str, list[float]] = {"memory": [], "dispatch": []}
-        computed: list[float] = []
-        next_compute: float = clock()
+        spaced_ticks: dict[str, list[float]] = {kind: [] for kind in spaced}
+        next_at: dict[str, float] = dict.fromkeys(spaced, float(clock()))
         while True:
             if reference is not None:
-                if clock() >= next_compute:
-                    computed.append(reference.compute_tick())
-                    next_compute = clock() + block_ns / COMPUTE_TICKS_PER_ROUND
+                for kind, (timer, per_round) in spaced.items():
+                    if clock() >= next_at[kind]:
+                        spaced_ticks[kind].append(timer())
+                        next_at[kind] = clock() + block_ns / per_round
                 ticks["memory"].append(reference.tick())
                 ticks["dispatch"].append(reference.dispatch_tick())
             t0 = clock()
@@ -153,12 +168,13 @@ def sample_host(
                 refs[kind].append(median(kind_ticks))
                 ratios = sorted(t / k for t, k in zip(times, kind_ticks, strict=True))
                 relative[kind].append(quantile(ratios, RELATIVE_QUANTILE))
-        if computed and all(t > 0 for t in computed):
-            # A few ticks a round: the calls against their median, or one tick that met a
-            # busy moment drags a quarter of the calls' ratios into the decile.
-            tick = median(computed)
-            refs["compute"].append(tick)
-            relative["compute"].append(fast[-1] / tick)
+        for kind, timed in spaced_ticks.items():
+            if timed and all(t > 0 for t in timed):
+                # A few ticks a round: the calls against their median, or one tick that met a
+                # busy moment drags a quarter of the calls' ratios into the decile.
+                tick = median(timed)
+                refs[kind].append(tick)
+                relative[kind].append(fast[-1] / tick)
     return HostSamples(
         host,
         refs["memory"],
@@ -172,7 +188,21 @@ def sample_host(
         seconds=(clock() - start) / 1e9,
         compute_us=refs["compute"],
         relative_compute=relative["compute"],
+        long_us=refs["long"],
+        relative_long=relative["long"],
     )
+
+
+def _spaced_ticks(
+    reference: Reference | None, long_tick: bool
+) -> dict[str, tuple[Callable[[], float], int]]:
+    """The ticks timed a few times a round rather than before each call, with how many."""
+    if reference is None:
+        return {}
+    spaced = {"compute": (reference.compute_tick, COMPUTE_TICKS_PER_ROUND)}
+    if long_tick:
+        spaced["long"] = (reference.long_tick, LONG_TICKS_PER_ROUND)
+    return spaced
 
 
 def sample_window(
@@ -181,6 +211,8 @@ def sample_window(
     plan: WindowPlan,
     reference: Reference | None,
     clock: Callable[[], int] = time.perf_counter_ns,
+    *,
+    long_tick: bool = False,
 ) -> HostSamples:
     """One window of up to ``plan.passes`` passes of ``plan.seconds / PASSES``, pooled per
     round (so each round's sample stays one figure from blocks of the same length, whether
@@ -188,13 +220,15 @@ def sample_window(
     pass whose pooled rounds settle the verdict; it also stops once the window's time is
     spent (a callable slower than a pass's blocks)."""
     if plan.seconds <= 0:
-        return sample_host(call, rounds, 0.0, reference, clock)
+        return sample_host(call, rounds, 0.0, reference, clock, long_tick=long_tick)
     start = clock()
     passes: list[HostSamples] = []
     note = ""
     most = max(1, plan.passes)
     while len(passes) < most:
-        passes.append(sample_host(call, rounds, plan.seconds / PASSES, reference, clock))
+        passes.append(
+            sample_host(call, rounds, plan.seconds / PASSES, reference, clock, long_tick=long_tick)
+        )
         if clock() - start >= plan.seconds * most / PASSES * 1e9:
             break  # the window's time is spent: a callable slower than a pass's blocks
         if plan.settled is None or len(passes) == most:
@@ -240,4 +274,6 @@ def pooled(windows: list[HostSamples]) -> HostSamples:
         sum(w.seconds for w in windows),
         compute_us=per_round("compute_us"),
         relative_compute=per_round("relative_compute"),
+        long_us=per_round("long_us"),
+        relative_long=per_round("relative_long"),
     )

@@ -208,6 +208,29 @@ def test_twice_the_time_fails_on_host_time_and_marker_tolerance_applies(
     run(project, "--neuron-profile-tolerance=25", rounds=20).assert_outcomes(passed=2)
 
 
+def test_a_millisecond_region_is_judged_against_the_millisecond_tick(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the reference on, a region of 1.5 ms is recorded against the millisecond tick,
+    and twice its time fails against that tick, named in the message."""
+    project.makepyfile(test_it=SPIN_MODULE)
+    monkeypatch.setenv("NP_SPIN_US", "1500")
+    run(project, "--neuron-profile-update", "-k", "test_a", rounds=10).assert_outcomes(passed=1)
+    entry = stored(project)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
+    assert len(entry["host_relative_long"]["samples"]) == 10
+    assert len(entry["long_reference_us"]["samples"]) == 10
+    monkeypatch.setenv("NP_SPIN_US", "3000")
+    result = run(project, "-k", "test_a", rounds=10)
+    result.assert_outcomes(failed=1)
+    result.stdout.re_match_lines(
+        [
+            r".*neuronperf baseline: region 'work' host_us regressed \+\d+% against the "
+            r"millisecond reference workload \(median [\d.,]+ vs [\d.,]+ µs as measured, "
+            r"reference [\d.,]+ vs [\d.,]+ µs, 95% CI .*",
+        ]
+    )
+
+
 def test_missing_baseline_is_new_and_strict_fails_it(project: pytest.Pytester) -> None:
     result = run(project)
     result.assert_outcomes(passed=2)

@@ -87,6 +87,8 @@ def test_the_round_samples_are_every_stats_figure() -> None:
         "host_relative_dispatch",
         "compute_reference_us",
         "host_relative_compute",
+        "long_reference_us",
+        "host_relative_long",
     )
 
 

@@ -145,3 +145,21 @@ def test_the_recording_plan_takes_the_regions_shape_once_known() -> None:
     assert shaped.settled is not None and shaped.settled(noisy_others) is not None
     assert shaped.given(replace(MEMORY_ONLY, ops=50)) is shaped
     assert (shaped.seconds, shaped.passes, shaped.what) == (1.0, PASSES, "recording")
+
+
+def test_a_millisecond_region_is_recorded_once_the_millisecond_tick_pins_it_down() -> None:
+    """The figures that will judge it: against the millisecond tick alone, however wide
+    its rounds against the microsecond ticks; below a millisecond, those again."""
+    wide = samples(0.10)
+    long = replace(
+        wide,
+        host_us=[2_000.0] * 10,
+        long_us=[1_000.0] * 10,
+        relative_long=[2.0 + 0.001 * i for i in range(10)],
+    )
+    why = recording_settled(long, shape=Shape(ops=1), tolerance=0.1)
+    assert why is not None and why.startswith("the figures that will judge it (millisecond)")
+    assert recording_settled(replace(long, relative_long=wide.relative), shape=None,
+                             tolerance=0.1) is None  # fmt: skip
+    short = replace(long, host_us=[999.0] * 10)
+    assert recording_settled(short, shape=Shape(ops=1), tolerance=0.1) is None

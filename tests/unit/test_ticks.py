@@ -1,5 +1,5 @@
-"""Which reference ticks judge a region's host time (gate/ticks.py), and the compute tick
-the window times for them (measure/window.py)."""
+"""Which reference ticks judge a region's host time (gate/ticks.py), and the compute and
+millisecond ticks the window times for them (measure/window.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,17 @@ from pytest_neuronperf.gate.ticks import (
     COMPUTE_INTENSITY,
     DISPATCH,
     DISPATCH_SHARE,
+    LONG,
     MEMORY,
     judging_kinds,
 )
-from pytest_neuronperf.measure.window import COMPUTE_TICKS_PER_ROUND, HostSamples, sample_host
+from pytest_neuronperf.measure.reference import LONG_REGION_US
+from pytest_neuronperf.measure.window import (
+    COMPUTE_TICKS_PER_ROUND,
+    LONG_TICKS_PER_ROUND,
+    HostSamples,
+    sample_host,
+)
 from pytest_neuronperf.model import Measurement, Work
 from pytest_neuronperf.stats import Stats
 
@@ -288,3 +295,137 @@ def test_raw_host_time_names_no_reference() -> None:
     c = compare(entry, region(1.3, 1.5, 1.3, flops=MATMUL), tolerance=0.1, host_timed=True,
                 use_reference=False)  # fmt: skip
     assert c.references == () and c.status == "same"
+
+
+# --- the millisecond tick -------------------------------------------------------------------
+
+
+def long_region(memory: float, compute: float, long: float, *, host_us: float) -> Measurement:
+    """A matmul region whose calls take about ``host_us``, its rounds against the memory and
+    compute ticks ``memory`` and ``compute`` times a steady base, and against a 1,000 µs
+    millisecond tick ``long`` times it."""
+    times = [host_us + 0.1 * i for i in range(10)]
+    return replace(
+        region(memory, 1, compute, flops=MATMUL),
+        host_us=Stats.of(times),
+        device_us=Stats.of(times),
+        long_reference_us=Stats.of([1_000.0] * 10),
+        host_relative_long=Stats.of([v / 10 * long for v in BASE]),
+    )
+
+
+def test_a_millisecond_region_is_judged_against_the_millisecond_tick_alone() -> None:
+    """bench_models' Llama: unchanged, it read +17% against the compute tick in another
+    process; the millisecond tick held. The microsecond ticks' drift neither fails it nor
+    hides a slowdown the millisecond tick shows."""
+    entry = Entry.of(long_region(1, 1, 1, host_us=2_000))
+    drifted = compare(
+        entry, long_region(1.3, 1.4, 1.02, host_us=2_000), tolerance=0.1, host_timed=True
+    )
+    assert drifted.status == "same"
+    assert [k for k, _ in drifted.references] == [LONG]
+    # The memory tick's own median moved 20%: the figures read are the millisecond tick's.
+    now = replace(long_region(1.0, 0.95, 1.3, host_us=2_600), reference_us=Stats.of([12.0] * 10))
+    slower = compare(entry, now, tolerance=0.1, host_timed=True)
+    assert slower.status == "regressed" and slower.host is not None
+    assert slower.host.ratio == pytest.approx(1.3)
+    assert (
+        "host_us regressed +30% against the millisecond reference workload (median 2,600.4 vs "
+        "2,000.5 µs as measured, reference 1,000.0 vs 1,000.0 µs"
+    ) in slower.failures[0]
+    assert slower.judged is not None and slower.judged.references == pytest.approx(1.0)
+    faster = compare(
+        entry, long_region(1.0, 1.0, 0.7, host_us=1_400), tolerance=0.1, host_timed=True
+    )
+    assert faster.status == "improved"
+
+
+def test_the_millisecond_tick_judges_from_the_recorded_median_of_a_millisecond_up() -> None:
+    at = LONG_REGION_US + 0.45  # the median of long_region's rounds is host_us + 0.45
+    assert LONG_REGION_US == 1_000.0
+    assert judging_kinds(Entry.of(long_region(1, 1, 1, host_us=LONG_REGION_US)), None) == (LONG,)
+    shorter = Entry.of(long_region(1, 1, 1, host_us=LONG_REGION_US - 0.5))
+    assert shorter.host_us.median < LONG_REGION_US <= at
+    assert judging_kinds(shorter, None) == (MEMORY, COMPUTE)
+    # The entry's median decides, not the measurement's: a region that slowed past a
+    # millisecond, or sped up below it, is judged as it was recorded.
+    now = long_region(1, 1, 1.3, host_us=LONG_REGION_US - 100)
+    assert judging_kinds(Entry.of(long_region(1, 1, 1, host_us=2_000)), now) == (LONG,)
+
+
+def test_without_the_millisecond_tick_on_either_side_the_microsecond_ticks_judge() -> None:
+    recorded = long_region(1, 1, 1, host_us=2_000)
+    untimed = replace(recorded, long_reference_us=None, host_relative_long=None)
+    # An entry recorded before the tick existed: judged as before, and rewritten with it.
+    c = compare(Entry.of(untimed), long_region(1.3, 1.3, 1.0, host_us=2_000), tolerance=0.1,
+                host_timed=True)  # fmt: skip
+    assert c.status == "regressed" and [k for k, _ in c.references] == [MEMORY, COMPUTE]
+    assert c.needs_write
+    # A measurement without it (its profiled rounds ran shorter): the same.
+    now = replace(long_region(1.3, 1.3, 1.0, host_us=2_000), host_relative_long=None)
+    c = compare(Entry.of(recorded), now, tolerance=0.1, host_timed=True)
+    assert c.status == "regressed" and [k for k, _ in c.references] == [MEMORY, COMPUTE]
+    assert "against both reference workloads" in c.failures[0]
+    assert not compare(Entry.of(recorded), recorded, tolerance=0.1, host_timed=True).needs_write
+
+
+def test_a_raw_speed_up_is_never_a_regression_against_the_millisecond_tick() -> None:
+    """The issue's pin, for the tick that now judges millisecond regions: raw -10% with the
+    reference -20% is the same, and the mirror."""
+    entry = Entry.of(long_region(1, 1, 1, host_us=2_000))
+    sped = long_region(1, 1, 1.125, host_us=1_800)  # the tick ran 20% faster
+    assert compare(entry, sped, tolerance=0.1, host_timed=True).status == "same"
+    slowed = long_region(1, 1, 1 / 1.125, host_us=2_200)
+    assert compare(entry, slowed, tolerance=0.1, host_timed=True).status == "same"
+
+
+def test_the_window_stops_once_the_millisecond_tick_settles_a_millisecond_region() -> None:
+    entry = Entry.of(long_region(1, 1, 1, host_us=2_000))
+    drifted = replace(
+        samples_of(long_region(1.3, 1.4, 1.0, host_us=2_000)),
+        long_us=[1_000.0] * 10,
+        relative_long=[v / 10 for v in BASE],
+    )
+    why = window_settled(entry, drifted, tolerance=0.1, by_reference=True)
+    assert why is not None and "inside the tolerance against the millisecond tick" in why
+    # Without it in the window, the microsecond ticks decide, as compare() then does.
+    untimed = samples_of(long_region(1.3, 1.4, 1.0, host_us=2_000))
+    why = window_settled(entry, untimed, tolerance=0.1, by_reference=True)
+    assert why == "host time regressed (memory-bound +30%, compute-bound +40%)"
+
+
+class LongReference(CountingReference):
+    """CountingReference with a millisecond tick of 1,000 µs, counted, and when it was
+    built on the fake clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self.clock = clock
+        self.long_ticks = 0
+        self.prepared_at: list[int] = []
+
+    def prepare_long(self) -> None:
+        self.prepared_at.append(self.clock.now)
+
+    def long_tick(self) -> float:
+        self.long_ticks += 1
+        return 1_000.0
+
+
+def test_the_millisecond_tick_is_timed_a_few_times_a_round_only_where_asked() -> None:
+    clock = Clock()
+
+    def call() -> None:
+        clock.now += 100_000  # 100 µs calls
+
+    ref = LongReference(clock)
+    s = sample_host(call, rounds=2, window_s=0.02, reference=ref, clock=clock, long_tick=True)  # type: ignore[arg-type]
+    assert ref.long_ticks == 2 * LONG_TICKS_PER_ROUND
+    assert s.long_us == [1_000.0, 1_000.0]
+    assert s.relative_long == [pytest.approx(0.1)] * 2
+    # Built before the window's clock started: its warm-up is not in any round.
+    assert ref.prepared_at == [0]
+    plain = LongReference(clock)
+    s = sample_host(call, rounds=2, window_s=0.02, reference=plain, clock=clock)  # type: ignore[arg-type]
+    assert plain.long_ticks == 0 and plain.prepared_at == []
+    assert s.long_us == [] and s.relative_long == []

@@ -577,3 +577,40 @@ def test_the_stop_rule_reads_raw_host_time_where_the_gate_does() -> None:
     assert window_settled(entry, slower, tolerance=0.1, by_reference=False) == (
         "host time regressed (raw +50%)"
     )
+
+
+def test_a_millisecond_region_is_timed_against_the_millisecond_tick_on_the_real_profiler(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decided from the profiled rounds: a call of 1.5 ms gets the tick in its window and in
+    its second look; a relu of microseconds gets none, nor pays for building it."""
+    windows = sampled_windows(monkeypatch)
+    runner = Runner(CpuBackend(), count_work=False, window=0.05, threads=1)
+    x = torch.ones(8)
+
+    def work(t: torch.Tensor) -> torch.Tensor:
+        spin(1_500.0)
+        return t + 1
+
+    looks = {"asked": 0}
+
+    def recheck(m: Measurement) -> str | None:
+        looks["asked"] += 1
+        return "+30%" if looks["asked"] == 1 else None
+
+    _, m = runner.measure_callable(
+        work, (x,), {}, test_id="t", name="work", warmup=1, rounds=5, recheck=recheck
+    )
+    assert m.recheck_note, "the second look ran"
+    assert m.long_reference_us is not None and m.long_reference_us.n == 5
+    assert m.host_relative_long is not None and m.host_relative_long.n == 5
+    assert all(s.relative_long for _, s in windows), "the first window and the second look"
+    # About a millisecond a tick, and the 1.5 ms call over it about 1.5 (up to the machine).
+    assert 0.3 < m.host_relative_long.median < 5
+    windows.clear()
+    _, quick = runner.measure_callable(
+        torch.relu, (x,), {}, test_id="t", name="relu", warmup=1, rounds=5
+    )
+    assert quick.long_reference_us is None and quick.host_relative_long is None
+    assert [s.long_us for _, s in windows] == [[]]
+    assert "long_reference_us" not in Entry.of(quick).to_dict(), "its file stays as it was"
