@@ -22,9 +22,15 @@ judged again, from the figures it kept, by each rule:
              wholly below no change is the same, and the mirror): the rule now
              (gate/compare.py with_raw)
   compute tick, raw not against  as the rule now, but against the compute tick (a 96x96
-             matmul) alone wherever both sides have it, whatever the region's kind: the tick
-             that followed millisecond regions best across processes
-             (explore_long_reference.py)
+             matmul) alone wherever both sides have it, whatever the region's kind
+  µs ticks, raw not against  as the rule now, but millisecond regions too judged by the
+             microsecond ticks of their kind (gate/ticks.py kinds_of): the rule before the
+             millisecond tick
+  ms+memory, raw not against  as the rule now, but a millisecond region needs the memory
+             tick to agree with the millisecond one
+  geomean, raw not against  as the rule now, but a millisecond region's rounds are judged
+             against the geometric mean of every tick both sides timed (per round, the
+             geometric mean of its ratios to them), one interval
 
 The kept figures are those after any second look the live rule took, so a replayed verdict
 differs from a live one where one rule would have taken a second look and another not.
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import defaultdict
 from collections.abc import Callable
@@ -50,19 +57,25 @@ from pytest_neuronperf.baselines.store import load
 from pytest_neuronperf.gate.compare import with_raw
 from pytest_neuronperf.gate.ticks import (
     COMPUTE,
+    LONG,
+    MEMORY,
     TICK_FIELDS,
     agreed,
     judging_kinds,
+    kinds_of,
     relative_changes,
     relatives_of,
 )
-from pytest_neuronperf.model import Measurement, Record
+from pytest_neuronperf.model import Figures, Measurement, Record
 from pytest_neuronperf.stats import TimeChange, compare_times
 
 # A rule sees the raw change, the changes against the ticks that judge the region, and the
-# change against every tick both sides were timed against, by kind.
+# change against every tick both sides were timed against, by kind (with, under "µs" and
+# "geomean", the change against the microsecond ticks of the region's kind and against the
+# geometric mean of every tick).
 Ticks = list[tuple[str, TimeChange]]
 Rule = Callable[[TimeChange, Ticks, dict[str, TimeChange]], TimeChange | None]
+MICRO, GEOMEAN = "µs", "geomean"
 
 
 def _raw_point(raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange]) -> TimeChange | None:
@@ -97,6 +110,26 @@ def _compute_alone(
     return _raw_not_against(raw, [(COMPUTE, compute)] if compute else ticks)
 
 
+def _micro(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> TimeChange | None:
+    micro = every.get(MICRO)
+    return with_raw(raw, micro) if micro is not None else _raw_not_against(raw, ticks)
+
+
+def _long_and_memory(
+    raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]
+) -> TimeChange | None:
+    if [k for k, _ in ticks] != [LONG] or MEMORY not in every:
+        return _raw_not_against(raw, ticks)
+    return _raw_not_against(raw, [*ticks, (MEMORY, every[MEMORY])])
+
+
+def _geomean(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> TimeChange | None:
+    mean = every.get(GEOMEAN)
+    if [k for k, _ in ticks] != [LONG] or mean is None:
+        return _raw_not_against(raw, ticks)
+    return with_raw(raw, mean)
+
+
 RULES: dict[str, Rule] = {
     "ticks": lambda raw, ticks, _: agreed(ticks),
     "raw": lambda raw, ticks, _: raw,
@@ -105,6 +138,9 @@ RULES: dict[str, Rule] = {
     "ticks, raw's way": _raw_direction,
     "ticks, raw not against": _raw_not_against,
     "compute tick, raw not against": _compute_alone,
+    "µs ticks, raw not against": _micro,
+    "ms+memory, raw not against": _long_and_memory,
+    "geomean, raw not against": _geomean,
 }
 # Per scenario: its name, the letters of its kept reports, and the baselines it was judged
 # against; bench_models.py's layout, and bench_gate.py's (DIR/baselines, A/A a and e, more
@@ -151,6 +187,14 @@ def main() -> int:
             every = dict(
                 relative_changes(entry, relatives_of(m), args.tolerance, tuple(TICK_FIELDS))
             )
+            micro = agreed(
+                relative_changes(entry, relatives_of(m), args.tolerance, _micro_kinds(entry, m))
+            )
+            if micro is not None:
+                every[MICRO] = micro
+            mean = _geomean_change(entry, m, args.tolerance)
+            if mean is not None:
+                every[GEOMEAN] = mean
             judged = agreed(ticks)
             moves[(m.region, scenario)].append((raw.ratio, judged.ratio if judged else 1.0))
             for name, rule in RULES.items():
@@ -182,6 +226,42 @@ def main() -> int:
         "judged changes, with their range."
     )
     return 0
+
+
+def _micro_kinds(entry: Entry, m: Measurement) -> tuple[str, ...]:
+    """The microsecond ticks of the region's kind, as gate/ticks.py judged before LONG."""
+    flops, moved = entry.flops, entry.bytes_moved
+    if m.work is not None:
+        flops, moved = m.work.flops, m.work.bytes_moved
+    tick = entry.dispatch_reference_us
+    return kinds_of(
+        entry.ops, entry.host_us.median, tick.median if tick is not None else None, flops, moved
+    )
+
+
+def _geomean_rounds(f: Figures, scales: dict[str, float]) -> list[float] | None:
+    """Per round, the geometric mean of the round's ratios to every tick (each at the
+    baseline's speed of that tick, so that the figures read as µs)."""
+    series = [
+        [v * scales[kind] for v in stats.samples]
+        for kind, stats in relatives_of(f).items()
+        if stats is not None and kind in scales
+    ]
+    if len(series) != len(scales) or len({len(s) for s in series}) != 1:
+        return None
+    return [math.prod(values) ** (1 / len(values)) for values in zip(*series, strict=True)]
+
+
+def _geomean_change(entry: Entry, m: Measurement, tolerance: float) -> TimeChange | None:
+    scales = {
+        kind: ref.median
+        for kind, (ref_field, _) in TICK_FIELDS.items()
+        if (ref := getattr(entry, ref_field)) is not None and getattr(m, ref_field) is not None
+    }
+    then, now = _geomean_rounds(entry, scales), _geomean_rounds(m, scales)
+    if not scales or then is None or now is None:
+        return None
+    return compare_times(then, now, tolerance)
 
 
 def _summed(
