@@ -23,13 +23,13 @@ _DISPATCH_ELEMENTS = 8
 # arithmetic is most of the call (64x64, about 7 µs, is a third dispatch).
 _MATMUL_SIDE = 96
 CALLS_PER_TICK = 3
-# 384x384: about 1 ms on one thread; over 12 fresh processes millisecond models against it
+# 384x384: about 1.3 ms on one thread; over 12 fresh processes millisecond models against it
 # spread 1.0-3.0% where against the 96x96 tick they spread 1.7-6.3% (docs/gate-quality.md).
 _LONG_MATMUL_SIDE = 384
 # Regions whose recorded host median is this long or longer are judged against the
 # millisecond tick alone (gate/ticks.py): the Hugging Face and torchvision models of
 # bench_models.py, 1.3-24 ms, against the microsecond ticks failed unchanged code or missed
-# +25% slowdowns from one run to the next; RMSNorm 1024x1024 (0.7 ms) stays with them.
+# +25% slowdowns from one run to the next; RMSNorm 1024x1024 (0.7-0.8 ms) stays with them.
 LONG_REGION_US = 1000.0
 # A window times the millisecond tick where the profiled rounds took this share of
 # LONG_REGION_US: a call under the profiler is never faster, and its timing jitters.
