@@ -64,7 +64,7 @@ class HostSamples:
 # A round times the compute-bound tick (about 60 µs) this many times, evenly over its
 # share: 1-2% of a 20 ms block, where a tick before every call would double a fast region's.
 COMPUTE_TICKS_PER_ROUND = 4
-# The millisecond tick (about 1 ms) this many times a round: 3 ms of a 20 ms block, timed
+# The millisecond tick (about 1.3 ms) this many times a round: 3-4 ms of a 20 ms block, timed
 # only for regions of about a millisecond or more, whose blocks hold a few calls anyway.
 LONG_TICKS_PER_ROUND = 3
 # Whole windows a regression's second look samples, pooled (host.second_look).
