@@ -24,6 +24,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from suite_cmd import pytest_cmd
+
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import load
 from pytest_neuronperf.gate.compare import compare
@@ -35,8 +37,7 @@ EXAMPLE = "examples/test_rmsnorm.py"
 
 def pytest(directory: Path, *extra: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pytest", EXAMPLE, "-p", "no:cacheprovider", "-q",
-         "--neuron-profile", f"--neuron-profile-dir={directory}", *extra],
+        pytest_cmd(EXAMPLE, "--neuron-profile", f"--neuron-profile-dir={directory}", *extra),
         cwd=ROOT,
         capture_output=True,
         text=True,

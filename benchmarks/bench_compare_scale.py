@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from suite_cmd import pytest_cmd
+
 SUITE = """
 import pytest, torch
 
@@ -32,19 +34,13 @@ def test_many(neuron_profile, i):
 
 def run(root: Path, *extra: str) -> tuple[float, str]:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
+    cmd = pytest_cmd(
         "--neuron-profile",
         "--neuron-profile-window=0",
         "--neuron-profile-rounds=5",
         "test_many.py",
         *extra,
-    ]
+    )
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - t0

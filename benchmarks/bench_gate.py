@@ -54,6 +54,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from suite_cmd import pytest_cmd
 from tabulate import tabulate
 
 WORKLOADS = """
@@ -235,15 +236,7 @@ def run(
     )
     if TORCH_THREADS[0] == "default":
         env.pop("OMP_NUM_THREADS", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:xdist",
+    cmd = pytest_cmd(
         "--neuron-profile",
         f"--junitxml={junit}",
         f"--neuron-profile-json={report}",
@@ -252,7 +245,8 @@ def run(
         f"--benchmark-storage=file://{project / 'pb'}",
         "--benchmark-max-time=0.2",
         *extra,
-    ]
+        off=("cacheprovider", "xdist"),
+    )
     out = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, check=False)
     if out.returncode not in (0, 1):
         raise SystemExit(f"pytest exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr}")

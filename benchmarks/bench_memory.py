@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from suite_cmd import pytest_cmd
+
 PEAK = """
 import resource, sys, torch
 from pytest_neuronperf.work.calibrate import calibrate_cpu
@@ -75,17 +77,7 @@ def rss_over_tests() -> list[tuple[int, float]]:
         out = root / "rss.jsonl"
         env = {**os.environ, "OMP_NUM_THREADS": "1", "RSS_OUT": str(out)}
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--neuron-profile",
-                "--neuron-profile-window=0",
-                "test_many.py",
-            ],
+            pytest_cmd("--neuron-profile", "--neuron-profile-window=0", "test_many.py"),
             cwd=root,
             env=env,
             check=True,

@@ -40,6 +40,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from suite_cmd import pytest_cmd
 from tabulate import tabulate
 
 WORKLOADS = '''
@@ -223,23 +224,14 @@ def run(project: Path, inject: str, models: list[str], extra: list[str]) -> dict
         PYTHONDONTWRITEBYTECODE="1",
         OMP_NUM_THREADS="1",
     )
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:xdist",
-        "-p",
-        "no:randomly",
+    cmd = pytest_cmd(
         "--neuron-profile",
         f"--neuron-profile-json={report}",
         f"--benchmark-storage=file://{project / 'pb'}",
         "--benchmark-max-time=0.5",
         *extra,
-    ]
+        off=("cacheprovider", "xdist", "randomly"),
+    )
     out = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, check=False)
     if out.returncode not in (0, 1) or not report.exists():
         raise SystemExit(f"pytest exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr}")

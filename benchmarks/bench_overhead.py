@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from suite_cmd import pytest_cmd
 from tabulate import tabulate
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -149,7 +149,7 @@ def bench_suite(repeats: int) -> list[list[str]]:
     with tempfile.TemporaryDirectory() as d:
         Path(d, "test_plain.py").write_text(SUITE)
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", d]
+        base = pytest_cmd(d)
 
         def run(extra: list[str]) -> float:
             t0 = time.perf_counter()

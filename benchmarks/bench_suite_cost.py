@@ -39,6 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from suite_cmd import pytest_cmd
 from tabulate import tabulate
 
 REGIONS = """
@@ -143,8 +144,7 @@ def failures(summary: str) -> int:
 def pytest_run(root: Path, suite: str, extra: list[str]) -> tuple[float, str]:
     """The process's wall seconds and pytest's summary; exit 1 (a gate failed) still counts."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    pytest = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider"]
-    cmd = [*pytest, f"test_{suite}.py"]
+    cmd = pytest_cmd("-rf", f"test_{suite}.py")
     t0 = time.perf_counter()
     proc = subprocess.run(cmd + extra, cwd=root, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
