@@ -77,6 +77,17 @@ def _backend(text: str) -> str:
     return value
 
 
+# How the heap behaves while a host-timed region is measured (measure/heap.py).
+HEAP_MODES = ("fixed", "system")
+
+
+def _heap(text: str) -> str:
+    value = text.strip().lower()
+    if value not in HEAP_MODES:
+        raise ValueError(f"expected one of {', '.join(HEAP_MODES)}")
+    return value
+
+
 def _path(text: str) -> Path | None:
     return Path(text) if text.strip() else None
 
@@ -277,6 +288,19 @@ SPECS: tuple[Spec, ...] = (
         "judged only against measurements at the same count",
         metavar="N",
         note="torch intra-op threads while a CPU region is measured; stored with each entry",
+    ),
+    Spec(
+        "heap",
+        "--neuron-profile-heap",
+        "neuron_profile_heap",
+        "NEURONPERF_HEAP",
+        _heap,
+        "fixed",
+        "fixed: hold glibc's malloc thresholds fixed from the first host-timed (cpu) "
+        "measurement on, so that a region's large temporaries stay on the heap in every "
+        "process (docs/heap.md); system: leave glibc's moving thresholds",
+        metavar="fixed|system",
+        note="glibc's malloc thresholds held fixed once a CPU region is measured",
     ),
     Spec(
         "details",
@@ -495,6 +519,7 @@ class Settings:
     warmup: int
     window: float
     threads: int
+    heap: str
     details: bool
     trace_dir: Path | None
     profile_dir: Path | None

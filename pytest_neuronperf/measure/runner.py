@@ -36,6 +36,7 @@ from ..work.peaks import PeakTable
 from .compile_watch import CompileWatch
 from .errors import MeasureError
 from .export import TracePaths, export_trace, trace_lines
+from .heap import fix_heap
 from .host import host_fields, host_samples, second_look, window_span
 from .memory import settle_memory
 from .progress import Writer, phase
@@ -104,11 +105,14 @@ class Runner:
         window: float = 0.0,
         record_windows: int = 1,
         threads: int | None = None,
+        fixed_heap: bool = False,
     ) -> None:
         self.backend = backend
         # Intra-op threads while host-timed code is measured (threads.py); device backends
         # time the device and leave the user's count alone.
         self.threads = threads if backend.mode == "host" else None
+        # glibc's malloc thresholds, fixed from the first host-timed measurement (heap.py).
+        self.fixed_heap = fixed_heap and backend.mode == "host"
         # Seconds over which host time is sampled (window.py).
         self.window = window
         # Windows pooled per measurement when recording baselines (window.pooled).
@@ -134,6 +138,8 @@ class Runner:
     def _prepare(self) -> None:
         if not self._prepared:
             self.backend.prepare()
+            if self.fixed_heap:
+                fix_heap()
             self._prepared = True
 
     @property

@@ -56,6 +56,7 @@ class Instruments:
                 reference=s.reference,
                 window=s.window,
                 threads=s.threads,
+                fixed_heap=s.heap == "fixed",
             )
         return self._runner
 

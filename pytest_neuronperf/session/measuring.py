@@ -74,7 +74,7 @@ class MeasuringSession:
             return None
         return (
             f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup} "
-            f"window={s.window:g}s threads={s.threads}"
+            f"window={s.window:g}s threads={s.threads} heap={s.heap}"
         )
 
     @pytest.hookimpl(wrapper=True, trylast=True)

@@ -71,3 +71,27 @@ def test_garbage_collection_is_paused_to_read_the_profile_and_never_while_timing
     assert backend.analysed_with_gc == [False, False]
     assert timed_with_gc and all(timed_with_gc), "warm-up, window and rounds run as ever"
     assert gc.isenabled(), "and it is on again after"
+
+
+class DeviceTimedBackend(CpuBackend):
+    """The CPU profiler standing in for a device backend: host time is not what it gates."""
+
+    mode = "device"  # type: ignore[assignment]  # CpuBackend narrows it to "host"
+
+
+@pytest.mark.parametrize(
+    ("backend", "fixed", "expected"),
+    [(CpuBackend, True, 1), (CpuBackend, False, 0), (DeviceTimedBackend, True, 0)],
+    ids=["host-fixed", "host-system", "device-fixed"],
+)
+def test_the_heap_is_fixed_only_where_host_time_is_measured(
+    monkeypatch: pytest.MonkeyPatch, backend: type[CpuBackend], fixed: bool, expected: int
+) -> None:
+    # The thresholds are process-wide (tests/unit/test_heap.py sets them in fresh processes):
+    # here only whether the Runner asks for them.
+    calls: list[None] = []
+    monkeypatch.setattr("pytest_neuronperf.measure.runner.fix_heap", lambda: calls.append(None))
+    runner = Runner(backend(), count_work=False, fixed_heap=fixed)
+    x = torch.ones(8)
+    runner.measure_callable(torch.relu, (x,), {}, test_id="t", name="r", warmup=1, rounds=3)
+    assert len(calls) == expected

@@ -31,6 +31,7 @@ OTHER: dict[str, tuple[str, Any]] = {
     "warmup": ("0", 0),
     "window": ("0.5s", 0.5),
     "threads": ("4", 4),
+    "heap": ("System", "system"),
     "details": ("yes", True),
     "trace_dir": ("traces", Path("traces")),
     "profile_dir": ("base", Path("base")),
@@ -56,6 +57,7 @@ THIRD: dict[str, tuple[str, Any]] = {
     "warmup": ("5", 5),
     "window": ("2", 2.0),
     "threads": ("2", 2),
+    "heap": ("fixed", "fixed"),
     "trace_dir": ("t2", Path("t2")),
     "profile_dir": ("b2", Path("b2")),
     "tolerance": ("50", 0.5),
@@ -142,6 +144,7 @@ def test_update_implies_enabled_and_pool_implies_update() -> None:
         ("warmup", "-1", "expected an integer >= 0"),
         ("window", "601", "expected seconds between 0 and 600"),
         ("backend", "tpu", "expected one of auto, cpu, cuda, neuron"),
+        ("heap", "off", "expected one of fixed, system"),
         ("details", "maybe", "expected true/false"),  # env and ini: a flag has no cli value
         ("tolerance", "0.1", "is ambiguous"),
         ("tolerance", "0", "expected a percentage > 0"),
