@@ -1,0 +1,100 @@
+"""How far one unchanged region's host time moves from one fresh pytest process to the next,
+with glibc's malloc thresholds fixed (`--neuron-profile-heap=fixed`, the default) and left
+to move (`system`); docs/heap.md.
+
+Each process runs one measured test per model of bench_models.py (same configs, same seeds,
+one thread, the default 10 rounds over the 1 s window) and writes the JSON report. Modes
+alternate process by process, so both see the same machine. Printed per model and mode: the
+range of the processes' host medians, their spread (slowest over fastest), the same spread
+of the medians against the memory tick, and the median page faults of a measured round.
+
+    python benchmarks/explore_heap.py [--processes 10] [--models rmsnorm,mlp,llama_fwd]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from statistics import median
+
+import bench_models
+from suite_cmd import pytest_cmd
+from tabulate import tabulate
+
+MODES = ("fixed", "system")
+
+
+def one_process(project: Path, mode: str, models: str) -> dict[str, tuple[float, float, float]]:
+    """model -> (host median µs, its median against the memory tick, page faults of a
+    measured round) from one fresh process."""
+    report = project / f"{mode}.json"
+    env = dict(os.environ, BENCH_MODELS=models, OMP_NUM_THREADS="1")
+    cmd = pytest_cmd(
+        "--neuron-profile",
+        f"--neuron-profile-heap={mode}",
+        f"--neuron-profile-json={report}",
+        "-k",
+        "test_ours",
+        "test_models.py",
+        off=("cacheprovider", "xdist", "randomly", "benchmark"),
+    )
+    proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"pytest exited {proc.returncode}:\n{proc.stdout[-3000:]}")
+    rows = json.loads(report.read_text())["measurements"]
+    return {
+        r["measurement"]["region"]: (
+            r["measurement"]["host_us"]["median"],
+            r["measurement"]["host_relative"]["median"],
+            r["measurement"]["page_faults"] or 0.0,
+        )
+        for r in rows
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--processes", type=int, default=10)
+    parser.add_argument("--models", default="rmsnorm,mlp,llama_fwd")
+    opts = parser.parse_args()
+    seen: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "test_models.py").write_text(bench_models.WORKLOADS)
+        for i in range(opts.processes):
+            for mode in MODES if i % 2 == 0 else MODES[::-1]:
+                for model, pair in one_process(project, mode, opts.models).items():
+                    seen.setdefault((model, mode), []).append(pair)
+            print(f"process pair {i + 1}/{opts.processes} done", file=sys.stderr)
+    rows = []
+    for (model, mode), figures in sorted(seen.items()):
+        host = [h for h, _, _ in figures]
+        tick = [t for _, t, _ in figures]
+        rows.append(
+            [
+                model,
+                mode,
+                f"{min(host):,.0f}-{max(host):,.0f}",
+                f"{max(host) / min(host):.2f}",
+                f"{max(tick) / min(tick):.2f}",
+                f"{median(f for _, _, f in figures):.0f}",
+            ]
+        )
+    head = [
+        "model",
+        "heap",
+        "host median µs, per process",
+        "slowest/fastest",
+        "the same against the memory tick",
+        "faults/round",
+    ]
+    print(tabulate(rows, head, tablefmt="github"))
+
+
+if __name__ == "__main__":
+    main()
