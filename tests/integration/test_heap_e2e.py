@@ -4,6 +4,7 @@ thresholds are process-wide) measuring on the real CPU profiler."""
 from __future__ import annotations
 
 import pytest
+from helpers import CHURN_PAGES, HEAP_CHURN
 
 from pytest_neuronperf.measure.heap import glibc
 
@@ -26,25 +27,15 @@ def test_rmsnorm(neuron_profile):
 
 # After the session: whether the thresholds were set, and the page faults of 12 MB made and
 # freed nine more times once the first round has mapped it in (tests/unit/test_heap.py).
-CONFTEST = """
-import ctypes, resource
+CONFTEST = (
+    HEAP_CHURN
+    + """
 from pytest_neuronperf.measure import heap
 
 def pytest_unconfigure(config):
-    libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    libc.free.argtypes = (ctypes.c_void_p,)
-    size, faults = 4 << 20, 0
-    for round in range(10):
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        blocks = [libc.malloc(size) for _ in range(3)]
-        for b in blocks:
-            ctypes.memset(b, 1, size)
-        for b in blocks:
-            libc.free(b)
-        faults += (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) if round else 0
-    print(f"heap set {heap.fix_heap.cache_info().misses} later faults {faults}")
+    print(f"heap set {heap.fix_heap.cache_info().misses} later faults {sum(churn()[1:])}")
 """
+)
 
 
 def after_session(pytester: pytest.Pytester, *args: str) -> tuple[int, int]:
@@ -64,7 +55,7 @@ def test_a_measured_cpu_region_fixes_the_heap_for_the_rest_of_the_process(
 ) -> None:
     setting, faults = after_session(pytester, "--neuron-profile")
     assert setting == 1
-    assert faults < 3 * (4 << 20) // 4096 // 10
+    assert faults < CHURN_PAGES // 10
 
 
 @pytest.mark.parametrize(

@@ -8,34 +8,23 @@ import subprocess
 import sys
 
 import pytest
+from helpers import CHURN_PAGES, HEAP_CHURN
 
 from pytest_neuronperf.measure.heap import glibc
 
 pytestmark = pytest.mark.skipif(not glibc(), reason="the thresholds are glibc's")
 
-# Three 4 MB blocks made, touched and freed ten times: with glibc's moving thresholds the
-# first round is mmapped, which lifts the trim threshold to 8 MB only, so the 12 MB freed
-# at the heap's top goes back to the OS every round and faults in again on the next.
-CHURN = """
-import ctypes, json, resource, sys
+# The first round maps the blocks in; with glibc's moving thresholds the trim threshold then
+# sits at 8 MB only, so the 12 MB freed at the heap's top goes back to the OS every round.
+CHURN = (
+    HEAP_CHURN
+    + """
+import json, sys
 from pytest_neuronperf.measure.heap import fix_heap
 took = fix_heap() if sys.argv[1] == "fixed" else None
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = (ctypes.c_void_p,)
-size, faults = 4 << 20, []
-for _ in range(10):
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    blocks = [libc.malloc(size) for _ in range(3)]
-    for b in blocks:
-        ctypes.memset(b, 1, size)
-    for b in blocks:
-        libc.free(b)
-    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-print(json.dumps({"took": took, "faults": faults}))
+print(json.dumps({"took": took, "faults": churn()}))
 """
-
-PAGES = 3 * (4 << 20) // 4096
+)
 
 
 def churn(mode: str) -> dict[str, object]:
@@ -51,14 +40,14 @@ def test_fixed_thresholds_keep_freed_blocks_on_the_heap() -> None:
     assert fixed["took"] is True
     later = fixed["faults"][1:]  # type: ignore[index]
     # The first round maps the heap in; after it, the blocks come back without a fault.
-    assert sum(later) < PAGES // 10, fixed
+    assert sum(later) < CHURN_PAGES // 10, fixed
 
 
 def test_glibcs_own_thresholds_fault_the_blocks_in_every_round() -> None:
     """The contrast that makes the test above discriminate: the same churn unfixed."""
     system = churn("system")
     later = system["faults"][1:]  # type: ignore[index]
-    assert min(later) >= PAGES // 2, system
+    assert min(later) >= CHURN_PAGES // 2, system
 
 
 def test_fix_heap_sets_the_thresholds_once_per_process() -> None:
