@@ -70,22 +70,25 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _backend(text: str) -> str:
-    value = text.strip().lower()
-    if value not in BACKEND_NAMES:
-        raise ValueError(f"expected one of {', '.join(BACKEND_NAMES)}")
-    return value
+def _one_of(names: tuple[str, ...]) -> Callable[[str], str]:
+    """A parser of one of ``names``, in any case."""
+
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in names:
+            raise ValueError(f"expected one of {', '.join(names)}")
+        return value
+
+    return parse
+
+
+_backend = _one_of(BACKEND_NAMES)
 
 
 # How the heap behaves while a host-timed region is measured (measure/heap.py).
 HEAP_MODES = ("fixed", "system")
 
-
-def _heap(text: str) -> str:
-    value = text.strip().lower()
-    if value not in HEAP_MODES:
-        raise ValueError(f"expected one of {', '.join(HEAP_MODES)}")
-    return value
+_heap = _one_of(HEAP_MODES)
 
 
 def _path(text: str) -> Path | None:
