@@ -68,14 +68,15 @@ class MeasuringSession:
         if self.settings.enabled:
             self.baselines.load(self.instruments.runner.environment["device_kind"])
 
-    def pytest_report_header(self, config: pytest.Config) -> str | None:
+    def pytest_report_header(self, config: pytest.Config) -> list[str] | None:
         s = self.settings
         if not s.enabled:
             return None
-        return (
+        line = (
             f"neuronperf: backend={s.backend} rounds={s.rounds} warmup={s.warmup} "
             f"window={s.window:g}s threads={s.threads} heap={s.heap}"
         )
+        return wrap(line, terminal_width(config))
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_make_collect_report(

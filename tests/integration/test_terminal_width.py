@@ -52,3 +52,26 @@ def test_no_line_is_wider_than_the_terminal(
     assert f"test_wide.py::test_naive[{LONG}]" in ids
     verbose = pytester.runpytest_inprocess(*args, "-v")
     verbose.stdout.fnmatch_lines(["region 'rmsnorm_naive' on cpu:*"])
+
+
+def test_the_header_wraps_to_the_terminal(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    pytester.makepyfile(test_wide=MODULE)
+    settings = ("--neuron-profile-rounds=1000", "--neuron-profile-warmup=100")
+    more = ("--neuron-profile-window=0.25", "--neuron-profile-threads=16")
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--neuron-profile",
+        *settings,
+        *more,
+        "--neuron-profile-heap=system",
+        "--collect-only",
+    )
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("neuronperf: backend="))
+    header = [lines[start]] + [s for s in lines[start + 1 : start + 3] if s.startswith("  ")]
+    assert all(len(line) <= 80 for line in header), header
+    assert "heap=system" in " ".join(header) and "rounds=1000" in header[0]
