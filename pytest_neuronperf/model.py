@@ -39,6 +39,9 @@ class BaselineStatus(StrEnum):
 
 # Starts every note saying why an entry was not judged; the footer gathers them (terminal).
 NOT_COMPARABLE_NOTE = f"neuronperf baseline: {BaselineStatus.NOT_COMPARABLE}: "
+# Starts every note saying why a change past the tolerance was judged the same: it did not
+# get past how far the baseline's recording processes ran apart (gate/spread.py).
+APART_NOTE = "neuronperf baseline: within its recording processes' spread: "
 
 
 class Outcome(StrEnum):

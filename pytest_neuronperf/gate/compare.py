@@ -9,12 +9,13 @@ from ..baselines.entry import Entry
 from ..measure.reference import against_reference
 from ..measure.threads import THREADS_KEY
 from ..measure.window import STOP_SHARE, WINDOW_KEY, HostSamples
+from ..model import APART_NOTE, BaselineStatus, Measurement, TimeJudged
 from ..model import NOT_COMPARABLE_NOTE as NOT_COMPARABLE_NOTE
-from ..model import BaselineStatus, Measurement, TimeJudged
 from ..stats import Stats, TimeChange, compare_times
 from ..trace.summary import op_diff_text
 from .collectives import compare_collectives
 from .memory import compare_memory
+from .spread import Offsets, held_back, offsets
 from .ticks import (
     COMPUTE,
     DISPATCH,
@@ -25,6 +26,7 @@ from .ticks import (
     kinds_against,
     relative_changes,
     relatives_of,
+    tick_offsets,
 )
 
 NOT_COMPARABLE = BaselineStatus.NOT_COMPARABLE
@@ -307,6 +309,15 @@ def _judge_times(
             change = with_raw(compare_times(then_t.samples, now_t.samples, tolerance), scaled)
         else:
             change = scaled
+        parts = (
+            [(k, c, tick_offsets(entry, k)) for k, c in references]
+            if relative is not None
+            else [("", change, offsets(b, entry.processes))]
+        )
+        apart = held_back(change, parts)
+        if apart:
+            found.notes.append(_apart_sentence(repr(m.region), metric, change, apart, entry))
+            change = replace(change, verdict="same")
         changes[metric] = change
         against[metric] = scaled
         long_only = metric == "host_us" and [k for k, _ in references] == [LONG]
@@ -318,6 +329,21 @@ def _judge_times(
                 text, change.verdict == "improved", "; run --neuron-profile-update to keep it"
             )
     return _Times(changes, against, tuple(references))
+
+
+def _apart_sentence(
+    region: str, metric: str, c: TimeChange, apart: list[tuple[str, Offsets]], entry: Entry
+) -> str:
+    """Why a change past the tolerance was judged the same: its recording processes."""
+    spreads = " and ".join(o.text() + (f" (against the {k} tick)" if k else "") for k, o in apart)
+    word = "slower" if c.verdict == "regressed" else "faster"
+    return (
+        f"{APART_NOTE}region {region} {metric} {c.percent()} ({word}) is judged the same: "
+        f"the baseline's {entry.processes} recording processes ran {spreads} from their "
+        "pooled median, and a change counts only past the tolerance "
+        f"({c.tolerance * 100:g}%) beyond that; record it again over more processes, on a "
+        "quieter machine, to gate it closer"
+    )
 
 
 def _host_references(entry: Entry, m: Measurement) -> tuple[Stats | None, Stats | None]:

@@ -31,6 +31,7 @@ from ..baselines.entry import Entry
 from ..measure.reference import LONG_REGION_US
 from ..model import Figures, Measurement, Work
 from ..stats import Stats, TimeChange, TimeVerdict, compare_times
+from .spread import Offsets, offsets
 
 MEMORY, DISPATCH, COMPUTE = "memory-bound", "dispatch-bound", "compute-bound"
 LONG = "millisecond"
@@ -125,6 +126,12 @@ def relative_changes(
         now_us = [v * scale for v in now_rel.samples]
         against.append((kind, compare_times(then_us, now_us, tolerance)))
     return against
+
+
+def tick_offsets(entry: Entry, kind: str) -> Offsets:
+    """How far the entry's recording processes ran apart against the tick of ``kind``."""
+    rel = getattr(entry, TICK_FIELDS[kind][1])
+    return offsets(rel.samples, entry.processes) if rel is not None else Offsets()
 
 
 def agreed(against: list[tuple[str, TimeChange]]) -> TimeChange | None:

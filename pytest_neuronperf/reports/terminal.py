@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..escape import terminal
 from ..measure.settle import SETTLED_FAULTS
 from ..measure.threads import THREADS_KEY
-from ..model import NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record, Work
+from ..model import APART_NOTE, NOT_COMPARABLE_NOTE, BaselineStatus, Measurement, Record, Work
 from ..names import elide
 from .change import baseline_text
 from .columns import TERMINAL_COLUMNS, Column
@@ -259,6 +259,9 @@ def _footer(
         )
     if by_status[BaselineStatus.NOT_COMPARABLE]:
         lines.append(_not_comparable(records, by_status[BaselineStatus.NOT_COMPARABLE]))
+    apart = [r for r in records if any(n.startswith(APART_NOTE) for n in r.baseline_notes)]
+    if apart:
+        lines.append(_apart(apart))
     if by_status["regressed"]:
         lines.append(
             f"{_n(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
@@ -289,6 +292,19 @@ def _not_comparable(records: Sequence[Record], count: int) -> str:
         f"{_n(count, 'measurement')} not comparable with {'its' if count == 1 else 'their'} "
         f"baseline ({'; '.join(reasons)}): not judged, and no test failed for it; run "
         f"{_RUN_UPDATE} to record them as they are measured now"
+    )
+
+
+def _apart(records: Sequence[Record]) -> str:
+    """Once for the session: the regions whose change stayed within their recording
+    processes' spread (gate/spread.py), so that no slowdown is passed in silence."""
+    names = ", ".join(elide(r.measurement.region, 40) for r in records[:3])
+    names += ", ..." if len(records) > 3 else ""
+    return (
+        f"{_n(len(records), 'time change')} past the tolerance stayed within how far "
+        f"{'its' if len(records) == 1 else 'their'} baseline's recording processes ran "
+        f"apart ({names}): judged the same; {_RECORD} on a quieter machine records a "
+        "steadier baseline"
     )
 
 

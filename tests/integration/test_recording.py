@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
 from helpers import sampled_windows
 from test_baseline import FILE, MODULE, run, stored
 
 from pytest_neuronperf.measure.window import PASSES
+from pytest_neuronperf.model import APART_NOTE, ROUND_SAMPLES
+from pytest_neuronperf.stats import Stats
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -90,6 +93,50 @@ def test_pool_end_to_end_through_pytest(
     result.stdout.fnmatch_lines(["*: 0 added, 2 changed*"])
     assert "processes" not in stored(pytester)["entries"]["test_it.py::test_a"]["work"]  # type: ignore[index]
     assert (pytester.path / FILE).exists()
+
+
+def as_processes(entry: dict[str, Any], speeds: tuple[float, ...]) -> None:
+    """``entry``, recorded by one process, rewritten as if one recording process per speed
+    had recorded it, each running the region that many times as long beside the same
+    ticks."""
+    for name in ROUND_SAMPLES:
+        if name not in entry:
+            continue
+        timed = name == "host_us" or name.startswith("host_relative")
+        rounds = entry[name]["samples"]
+        entry[name] = Stats.of(
+            [v * (s if timed else 1.0) for s in speeds for v in rounds]
+        ).to_dict()
+    entry["processes"] = len(speeds)
+
+
+def test_a_slowdown_one_recording_process_already_showed_is_not_a_regression(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_it=MODULE)
+    run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
+    data = stored(pytester)
+    entries: dict[str, Any] = data["entries"]  # type: ignore[assignment]
+    # Both baselines ran the region twice as fast as this machine does now: test_a's in
+    # four of five recording processes, the fifth three times slower than those; test_b's
+    # in all five.
+    as_processes(entries["test_it.py::test_a"]["work"], (0.5, 0.5, 1.5, 0.5, 0.5))
+    as_processes(entries["test_it.py::test_b"]["work"], (0.5,) * 5)
+    (pytester.path / FILE).write_text(json.dumps(data))
+    report = pytester.path / "report.json"
+    result = run(pytester, f"--neuron-profile-json={report}", rounds=5)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_b*host_us regressed +*"])
+    footer = " ".join(result.stdout.str().split())  # as wrapped to the terminal's width
+    assert (
+        "1 time change past the tolerance stayed within how far its baseline's recording "
+        "processes ran apart (work): judged the same; python -m pytest_neuronperf record"
+    ) in footer
+    rows = {r["measurement"]["test_id"]: r for r in json.loads(report.read_text())["measurements"]}
+    a = rows["test_it.py::test_a"]
+    assert a["baseline"] == "same" and a["baseline_cell"].startswith("same +")
+    assert [n for n in a["baseline_notes"] if n.startswith(APART_NOTE)]
+    assert rows["test_it.py::test_b"]["baseline"] == "regressed"
 
 
 @pytest.mark.slow  # a subprocess per recording process

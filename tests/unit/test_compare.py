@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from pytest_neuronperf.baselines import update
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import BaselineError, Baselines, NewerSchemaError
 from pytest_neuronperf.gate.compare import compare
-from pytest_neuronperf.model import Measurement
+from pytest_neuronperf.model import APART_NOTE, Measurement
 from pytest_neuronperf.settings import SettingError, parse_tolerance, resolve
 from pytest_neuronperf.stats import MIN_ROUNDS, Stats, compare_times, ratio_interval
 
@@ -427,3 +429,75 @@ def test_an_interval_too_wide_to_judge_is_not_called_same() -> None:
     )
     assert edge.host is not None and edge.host.low < 1 / 1.1 < edge.host.high < 1
     assert edge.cell() == "same -12%"
+
+
+def pooled(*speeds: float, window: Callable[[float], Measurement] | None = None) -> Entry:
+    """An entry pooled over one recording process per speed, each of whose rounds ran that
+    many times as long (``window(speed)``, default host_window against an unchanged tick)."""
+    made = window or (lambda s: host_window(s, 1.0))
+    entry = Entry.of(made(speeds[0]))
+    for speed in speeds[1:]:
+        grown = entry.pooled_with(Entry.of(made(speed)), cap=len(speeds))
+        assert grown is not None
+        entry = grown
+    return entry
+
+
+@pytest.mark.parametrize(
+    ("speeds", "now", "status"),
+    [
+        ((1.0, 1.0, 1.0), 1.3, "regressed"),  # processes that agreed: the tolerance alone
+        ((1.0, 1.3, 0.97), 1.3, "same"),  # as slow as one recording process already was
+        ((1.0, 1.3, 0.97), 1.9, "regressed"),  # past the tolerance beyond it
+        ((1.0, 1.0, 1.0), 0.75, "improved"),
+        ((1.0, 0.7, 1.02), 0.75, "same"),
+        ((1.0, 0.7, 1.02), 0.45, "improved"),
+        ((1.0, 1.3, 0.97), 0.75, "improved"),  # the slow process does not hide a speed-up
+    ],
+)
+def test_a_change_counts_only_past_how_far_the_recording_processes_ran_apart(
+    speeds: tuple[float, ...], now: float, status: str
+) -> None:
+    entry = pooled(*speeds)
+    c = compare(entry, host_window(now, 1.0), tolerance=0.1, host_timed=True)
+    assert c.status == status, c.notes
+    apart = [n for n in c.notes if n.startswith(APART_NOTE)]
+    assert len(apart) == (status == "same")
+    # A plain loop over the pooled rounds against the tick: each process's median over
+    # the pooled one, and the change the note names.
+    rel = entry.host_relative.samples  # type: ignore[union-attr]
+    whole = statistics.median(rel)
+    medians = [statistics.median(rel[i * 10 : (i + 1) * 10]) for i in range(len(speeds))]
+    fast, slow = (min(medians) / whole - 1) * 100, (max(medians) / whole - 1) * 100
+    ratio = statistics.median(host_window(now, 1.0).host_relative.samples) / whole  # type: ignore[union-attr]
+    if apart:
+        word = "slower" if ratio > 1 else "faster"
+        assert apart[0] == (
+            f"{APART_NOTE}region 'r' host_us {(ratio - 1) * 100:+.0f}% ({word}) is judged the "
+            f"same: the baseline's 3 recording processes ran {fast:+.0f}%..{slow:+.0f}% "
+            "(against the memory-bound tick) from their pooled median, and a change counts "
+            "only past the tolerance (10%) beyond that; record it again over more processes, "
+            "on a quieter machine, to gate it closer"
+        )
+        assert c.cell() == f"same {(ratio - 1) * 100:+.0f}%" and not c.failures
+
+
+def device_window(speed: float) -> Measurement:
+    return helpers.measurement(ops={"aten::mul": 1}, device=[v * speed for v in TIMES])
+
+
+@pytest.mark.parametrize(
+    ("speeds", "now", "status"),
+    [
+        ((1.0, 1.0, 1.0), 1.3, "regressed"),
+        ((1.0, 1.3, 0.97), 1.3, "same"),
+        ((1.0, 1.3, 0.97), 2.0, "regressed"),
+    ],
+)
+def test_raw_device_time_is_held_to_its_recording_processes_too(
+    speeds: tuple[float, ...], now: float, status: str
+) -> None:
+    entry = pooled(*speeds, window=device_window)
+    c = compare(entry, device_window(now), tolerance=0.1)
+    assert c.status == status and c.gated == "device_us"
+    assert any(n.startswith(APART_NOTE) for n in c.notes) == (status == "same")
