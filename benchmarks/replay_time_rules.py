@@ -19,8 +19,8 @@ judged again, from the figures it kept, by each rule:
              way (a regression whose raw median fell is the same, and the mirror)
   ticks, raw not against  as ticks, but a change counts only where the raw rounds do not
              show the other way with confidence (a regression whose raw interval lies
-             wholly below no change is the same, and the mirror): the rule now
-             (gate/compare.py with_raw)
+             wholly below no change is the same, and the mirror): gate/compare.py with_raw,
+             the rule before the recording processes' spread
   compute tick, raw not against  as the rule now, but against the compute tick (a 96x96
              matmul) alone wherever both sides have it, whatever the region's kind
   µs ticks, raw not against  as the rule now, but millisecond regions too judged by the
@@ -31,6 +31,9 @@ judged again, from the figures it kept, by each rule:
   geomean, raw not against  as the rule now, but a millisecond region's rounds are judged
              against the geometric mean of every tick both sides timed (per round, the
              geometric mean of its ratios to them), one interval
+  past processes  ticks, raw not against, and a change counts only past the tolerance
+             beyond how far the baseline's recording processes ran apart against each tick
+             that judged it (gate/spread.py): the rule now
 
 The kept figures are those after any second look the live rule took, so a replayed verdict
 differs from a live one where one rule would have taken a second look and another not.
@@ -55,6 +58,7 @@ from tabulate import tabulate
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import load
 from pytest_neuronperf.gate.compare import with_raw
+from pytest_neuronperf.gate.spread import held_back
 from pytest_neuronperf.gate.ticks import (
     COMPUTE,
     LONG,
@@ -65,6 +69,7 @@ from pytest_neuronperf.gate.ticks import (
     kinds_of,
     relative_changes,
     relatives_of,
+    tick_offsets,
 )
 from pytest_neuronperf.model import Figures, Measurement, Record
 from pytest_neuronperf.stats import TimeChange, compare_times
@@ -76,6 +81,8 @@ from pytest_neuronperf.stats import TimeChange, compare_times
 Ticks = list[tuple[str, TimeChange]]
 Rule = Callable[[TimeChange, Ticks, dict[str, TimeChange]], TimeChange | None]
 MICRO, GEOMEAN = "µs", "geomean"
+# Under PAST, with its entry's offsets folded in, the change the live rule would judge.
+PAST = "past processes"
 
 
 def _raw_point(raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange]) -> TimeChange | None:
@@ -130,6 +137,10 @@ def _geomean(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> Tim
     return with_raw(raw, mean)
 
 
+def _past(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> TimeChange | None:
+    return every.get(PAST) or _raw_not_against(raw, ticks)
+
+
 RULES: dict[str, Rule] = {
     "ticks": lambda raw, ticks, _: agreed(ticks),
     "raw": lambda raw, ticks, _: raw,
@@ -141,6 +152,7 @@ RULES: dict[str, Rule] = {
     "µs ticks, raw not against": _micro,
     "ms+memory, raw not against": _long_and_memory,
     "geomean, raw not against": _geomean,
+    PAST: _past,
 }
 # Per scenario: its name, the letters of its kept reports, and the baselines it was judged
 # against; bench_models.py's layout, and bench_gate.py's (DIR/baselines, A/A a and e, more
@@ -169,6 +181,8 @@ def main() -> int:
     # (rule, region, scenario) -> verdict -> count
     counts: dict[tuple[str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     moves: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    # region -> its recording processes' offsets against each tick that judged it
+    spreads: dict[str, str] = {}
     layout = LAYOUTS["gate" if (args.directory / "baselines").is_dir() else "models"]
     for scenario in SCENARIOS:
         letters, where = layout[scenario]
@@ -195,8 +209,15 @@ def main() -> int:
             mean = _geomean_change(entry, m, args.tolerance)
             if mean is not None:
                 every[GEOMEAN] = mean
+            live = _past_processes(entry, raw, ticks)
+            if live is not None:
+                every[PAST] = live
             judged = agreed(ticks)
             moves[(m.region, scenario)].append((raw.ratio, judged.ratio if judged else 1.0))
+            if scenario == "a":
+                spreads[m.region] = " ".join(
+                    f"{k} {tick_offsets(entry, k).text()}" for k, _ in ticks
+                )
             for name, rule in RULES.items():
                 verdict = rule(raw, ticks, every)
                 counts[(name, m.region, scenario)][verdict.verdict if verdict else ""] += 1
@@ -206,7 +227,7 @@ def main() -> int:
     rows = []
     for region in [*regions, ""]:
         among = [region] if region else regions
-        row = [region or "all"]
+        row = [region or "all", spreads.get(region, "")]
         for scenario in SCENARIOS:
             pairs = [p for r in among for p in moves.get((r, scenario), [])]
             row.append(_moves(pairs) if region else "")
@@ -217,15 +238,27 @@ def main() -> int:
                 f"{c['regressed']}/{c['improved']}"
             )
         rows.append(row)
-    headers = ["region", *(f"{s}: raw, judged" for s in SCENARIOS.values())]
+    headers = ["region", "recording processes"]
+    headers += [f"{s}: raw, judged" for s in SCENARIOS.values()]
     headers += [f"{name}" for name in RULES]
     print(tabulate(rows, headers=headers, tablefmt="github"))
     print(
         "\nEach rule's cell: A/A regressed/improved (false) · +25% caught/reruns · faster "
         "regressed (false)/improved. 'raw, judged': median of the reruns' raw and "
-        "judged changes, with their range."
+        "judged changes, with their range. 'recording processes': the fastest and the "
+        "slowest recording process's median over the pooled one, per tick that judged it."
     )
     return 0
+
+
+def _past_processes(entry: Entry, raw: TimeChange, ticks: Ticks) -> TimeChange | None:
+    """The rule now (with_raw), judged the same where a tick's change does not get past the
+    recording processes' offsets against that tick (gate/spread.py)."""
+    judged = _raw_not_against(raw, ticks)
+    if judged is None:
+        return None
+    parts = [(k, c, tick_offsets(entry, k)) for k, c in ticks]
+    return replace(judged, verdict="same") if held_back(judged, parts) else judged
 
 
 def _micro_kinds(entry: Entry, m: Measurement) -> tuple[str, ...]:
