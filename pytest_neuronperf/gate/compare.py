@@ -309,12 +309,12 @@ def _judge_times(
             change = with_raw(compare_times(then_t.samples, now_t.samples, tolerance), scaled)
         else:
             change = scaled
-        parts = (
-            [(k, c, tick_offsets(entry, k)) for k, c in references]
-            if relative is not None
-            else [("", change, offsets(b, entry.processes))]
+        # The processes' offsets are read only for a change that may be held back.
+        apart = (
+            held_back(change, _parts(entry, change, references if relative else [], b))
+            if change.verdict in ("regressed", "improved")
+            else []
         )
-        apart = held_back(change, parts)
         if apart:
             found.notes.append(_apart_sentence(repr(m.region), metric, change, apart, entry))
             change = replace(change, verdict="same")
@@ -329,6 +329,19 @@ def _judge_times(
                 text, change.verdict == "improved", "; run --neuron-profile-update to keep it"
             )
     return _Times(changes, against, tuple(references))
+
+
+def _parts(
+    entry: Entry,
+    change: TimeChange,
+    references: list[tuple[str, TimeChange]],
+    rounds: list[float] | tuple[float, ...],
+) -> list[tuple[str, TimeChange, Offsets]]:
+    """What ``change`` rests on, each with its recording processes' offsets: the ticks that
+    judged it, else the rounds it was judged on (raw, or against one reference)."""
+    if references:
+        return [(k, c, tick_offsets(entry, k)) for k, c in references]
+    return [("", change, offsets(rounds, entry.processes))]
 
 
 def _apart_sentence(
