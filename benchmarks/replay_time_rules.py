@@ -19,7 +19,7 @@ judged again, from the figures it kept, by each rule:
              way (a regression whose raw median fell is the same, and the mirror)
   ticks, raw not against  as ticks, but a change counts only where the raw rounds do not
              show the other way with confidence (a regression whose raw interval lies
-             wholly below no change is the same, and the mirror): gate/compare.py with_raw,
+             wholly below no change is the same, and the mirror): gate/times.py with_raw,
              the rule before the recording processes' spread
   compute tick, raw not against  as the rule now, but against the compute tick (a 96x96
              matmul) alone wherever both sides have it, whatever the region's kind
@@ -57,7 +57,6 @@ from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
 from pytest_neuronperf.baselines.store import load
-from pytest_neuronperf.gate.compare import with_raw
 from pytest_neuronperf.gate.spread import held_back
 from pytest_neuronperf.gate.ticks import (
     COMPUTE,
@@ -71,6 +70,7 @@ from pytest_neuronperf.gate.ticks import (
     relatives_of,
     tick_offsets,
 )
+from pytest_neuronperf.gate.times import with_raw
 from pytest_neuronperf.model import Figures, Measurement, Record
 from pytest_neuronperf.stats import TimeChange, compare_times
 

@@ -79,7 +79,7 @@ class TimeJudged(Coded):
     verdict: str = ""
     tolerance: float = 0.0
     # The verdict against the references alone where the raw rounds overruled it ("": they
-    # agree); a change needs both (gate/compare.py with_raw).
+    # agree); a change needs both (gate/times.py with_raw).
     overruled: str = ""
 
     @property

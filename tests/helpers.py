@@ -1,6 +1,7 @@
 """What several test files share: one Measurement factory (and the recording processes
-pooling tests draw from it), a record of the host windows a
-run sampled, and the suite and arguments the report tests run through pytester."""
+pooling tests draw from it, and the host-timed ones the window and stop-rule tests judge),
+a record of the host windows a run sampled, and the suite and arguments the report tests
+run through pytester."""
 
 from __future__ import annotations
 
@@ -58,6 +59,26 @@ def measurement(
 
 # Recording processes whose baselines are pooled (baselines/entry, baselines/update).
 POOL_ROUNDS = 10
+
+
+def timed(device: list[float], host: list[float]) -> Measurement:
+    """A one-op CPU measurement with these device and host rounds."""
+    return measurement(ops={"aten::mul": 1}, device=device, host=host)
+
+
+def two_ticks(memory: float, dispatch: float) -> Measurement:
+    """A host-timed measurement whose relative rounds are ``memory`` and ``dispatch`` times
+    a steady base, against a memory tick of 10 µs and a dispatch tick of 2 µs; its ops'
+    dispatch is most of its time, so both ticks judge it (gate/ticks.py)."""
+    rel = [10.0 + 0.01 * i for i in range(10)]
+    return replace(
+        timed(TIMES, TIMES),
+        ops=1_000,
+        reference_us=Stats.of([10.0] * 10),
+        host_relative=Stats.of([v * memory for v in rel]),
+        dispatch_reference_us=Stats.of([2.0] * 10),
+        host_relative_dispatch=Stats.of([v * 5 * dispatch for v in rel]),
+    )
 
 
 def _noisy(level: float, seed: int, n: int = POOL_ROUNDS, sd: float = 0.01) -> Stats:

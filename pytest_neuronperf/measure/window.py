@@ -73,7 +73,7 @@ RECORD_WINDOWS = 3
 # runs at least one, so its floor is the window over PASSES.
 PASSES = 5
 # An adaptive window stops once the judged figure's interval lies inside the tolerance band
-# by this share of the tolerance (gate.compare.window_settled, docs/cost.md).
+# by this share of the tolerance (gate.settled.window_settled, docs/cost.md).
 STOP_SHARE = 0.25
 
 

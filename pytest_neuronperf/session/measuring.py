@@ -13,9 +13,10 @@ import pytest
 from ..errors import NeuronPerfError
 from ..escape import terminal, xml
 from ..fixture import NeuronProfile
-from ..gate.compare import Comparison, judged_by_reference, window_settled
+from ..gate.compare import Comparison, judged_by_reference
 from ..gate.marker import Budget, tolerance_for
 from ..gate.record import recording_plan
+from ..gate.settled import window_settled
 from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from pytest_neuronperf.baselines.entry import Entry
-from pytest_neuronperf.gate.compare import compare, window_settled
+from pytest_neuronperf.gate.compare import compare
+from pytest_neuronperf.gate.settled import window_settled
 from pytest_neuronperf.gate.ticks import (
     COMPUTE,
     COMPUTE_INTENSITY,

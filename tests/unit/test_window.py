@@ -8,16 +8,15 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import helpers
 import pytest
 import torch
-from helpers import sampled_windows
+from helpers import TIMES, sampled_windows, timed, two_ticks
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.entry import Entry
-from pytest_neuronperf.gate import compare as compare_module
 from pytest_neuronperf.gate import ticks as ticks_module
-from pytest_neuronperf.gate.compare import compare, window_settled
+from pytest_neuronperf.gate import times as times_module
+from pytest_neuronperf.gate.compare import compare
 from pytest_neuronperf.measure.reference import Reference
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.measure.window import (
@@ -165,13 +164,6 @@ def test_a_measurement_samples_host_time_over_the_window_on_the_real_profiler(
     assert m.ops == 1, "the window's calls are not profiled: the region is still one op"
 
 
-def timed(device: list[float], host: list[float]) -> Measurement:
-    return helpers.measurement(ops={"aten::mul": 1}, device=device, host=host)
-
-
-TIMES = [100.0 + i for i in range(10)]
-
-
 def test_host_timed_backends_gate_host_time_not_the_profiled_device_time() -> None:
     base = Entry.of(timed(TIMES, TIMES))
     # Profiled op times inflated 3x, the unprofiled window unchanged: passes on cpu, where
@@ -304,21 +296,6 @@ def test_a_regression_in_the_first_window_is_judged_again_on_a_second(
     assert calm.recheck_note == ""
 
 
-def two_ticks(memory: float, dispatch: float) -> Measurement:
-    """A host-timed measurement whose relative rounds are ``memory`` and ``dispatch`` times
-    a steady base, against a memory tick of 10 µs and a dispatch tick of 2 µs; its ops'
-    dispatch is most of its time, so both ticks judge it (gate/ticks.py)."""
-    rel = [10.0 + 0.01 * i for i in range(10)]
-    return replace(
-        timed(TIMES, TIMES),
-        ops=1_000,
-        reference_us=Stats.of([10.0] * 10),
-        host_relative=Stats.of([v * memory for v in rel]),
-        dispatch_reference_us=Stats.of([2.0] * 10),
-        host_relative_dispatch=Stats.of([v * 5 * dispatch for v in rel]),
-    )
-
-
 def test_a_host_regression_must_show_against_both_reference_ticks() -> None:
     entry = Entry.of(two_ticks(1.0, 1.0))
     # Slower against both: regressed, on the smaller change, and the sentence names both.
@@ -353,12 +330,12 @@ def test_a_comparison_bootstraps_only_the_times_it_judges(
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(compare_module, "compare_times", counted)
+    monkeypatch.setattr(times_module, "compare_times", counted)
     monkeypatch.setattr(ticks_module, "compare_times", counted)
     entry, now = Entry.of(two_ticks(1.0, 1.0)), two_ticks(1.3, 1.5)
     for kwargs, bootstraps, status in (
         # cpu: host time against both ticks, and raw host time, which may overrule a change
-        # (gate/compare.py with_raw); device_us is not judged.
+        # (gate/times.py with_raw); device_us is not judged.
         ({"host_timed": True}, 3, "regressed"),
         # Without the reference: raw host time only (as measured, unchanged here).
         ({"host_timed": True, "use_reference": False}, 1, "same"),
@@ -527,56 +504,6 @@ def test_no_window_is_one_call_per_round_whatever_the_rule() -> None:
     rule = Settles(at=1)
     s = sample_window(FakeClock(1_000).work, 10, WindowPlan(0.0, rule), None)
     assert s.calls == 10 and s.note == "" and rule.looks == []
-
-
-def window_of(memory: float, dispatch: float, rounds: int = 10) -> HostSamples:
-    """The rounds a window sampled, as two_ticks' measurement holds them."""
-    m = two_ticks(memory, dispatch)
-    assert m.host_relative is not None and m.host_relative_dispatch is not None
-    return HostSamples(
-        list(m.host_us.samples)[:rounds],
-        [10.0] * rounds,
-        list(m.host_relative.samples)[:rounds],
-        [2.0] * rounds,
-        list(m.host_relative_dispatch.samples)[:rounds],
-        calls=1000,
-        result=None,
-    )
-
-
-def test_the_stop_rule_settles_only_what_the_gate_could_not_call_otherwise() -> None:
-    entry = Entry.of(two_ticks(1.0, 1.0))
-
-    def settled(memory: float, dispatch: float, rounds: int = 10) -> str | None:
-        s = window_of(memory, dispatch, rounds)
-        return window_settled(entry, s, tolerance=0.1, by_reference=True)
-
-    # Unchanged: inside the band with room to spare against a tick. Settled.
-    assert settled(1.0, 1.0) == (
-        "host time inside the tolerance against the memory-bound tick (+0%, 95% CI -0%..+0%)"
-    )
-    # One tick drifted, the other did not: the gate calls no change, nor does the rule.
-    why = settled(1.4, 1.0)
-    assert why is not None and why.startswith("host time inside the tolerance against the dispatch")
-    # Slower against both: a regression, which then gets its whole second look.
-    assert settled(1.3, 1.5) == "host time regressed (memory-bound +30%, dispatch-bound +50%)"
-    assert settled(0.7, 0.6) == "host time improved (memory-bound -30%, dispatch-bound -40%)"
-    # Near the tolerance's edge (+9%): not settled, sample on.
-    assert settled(1.09, 1.09) is None
-    # Too few rounds for a verdict: nothing to wait for.
-    assert settled(1.09, 1.09, rounds=3) == "too few rounds for time to be judged"
-
-
-def test_the_stop_rule_reads_raw_host_time_where_the_gate_does() -> None:
-    entry = Entry.of(timed(TIMES, TIMES))  # no reference: raw host time is judged
-    same = HostSamples(list(TIMES), [], [], [], [], 100, None)
-    slower = replace(same, host_us=[v * 1.5 for v in TIMES])
-    assert window_settled(entry, same, tolerance=0.1, by_reference=True) == (
-        "host time inside the tolerance (+0%, 95% CI -4%..+4%)"
-    )
-    assert window_settled(entry, slower, tolerance=0.1, by_reference=False) == (
-        "host time regressed (raw +50%)"
-    )
 
 
 def test_a_millisecond_region_is_timed_against_the_millisecond_tick_on_the_real_profiler(
