@@ -27,6 +27,11 @@ class Offsets:
     def text(self) -> str:
         return f"{(self.fast - 1) * 100:+.0f}%..{(self.slow - 1) * 100:+.0f}%"
 
+    def wider_than(self, tolerance: float) -> bool:
+        """Whether a recording process ran past the tolerance from the pooled median: one
+        of them would itself have been called changed."""
+        return self.slow > 1 + tolerance or self.fast < 1 / (1 + tolerance)
+
 
 def offsets(samples: Sequence[float], processes: int) -> Offsets:
     """The offsets of ``processes`` recording processes whose rounds ``samples`` holds, in

@@ -134,6 +134,19 @@ def tick_offsets(entry: Entry, kind: str) -> Offsets:
     return offsets(rel.samples, entry.processes) if rel is not None else Offsets()
 
 
+def recorded_spread(entry: Entry) -> Offsets:
+    """How far the entry's recording processes ran apart against what will judge its time:
+    the widest over the ticks that judge it, else its raw rounds (host time on the cpu
+    backend, device time elsewhere)."""
+    kinds = [k for k in judging_kinds(entry, None) if getattr(entry, TICK_FIELDS[k][1])]
+    if kinds:
+        parts = [tick_offsets(entry, k) for k in kinds]
+    else:
+        rounds = entry.host_us if entry.environment.get("backend") == "cpu" else entry.device_us
+        parts = [offsets(rounds.samples, entry.processes)]
+    return Offsets(min(o.fast for o in parts), max(o.slow for o in parts))
+
+
 def agreed(against: list[tuple[str, TimeChange]]) -> TimeChange | None:
     """One verdict from the changes against several ticks: a change only where all agree,
     the figure of the one nearest no change, its reason naming each; None without any."""

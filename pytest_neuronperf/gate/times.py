@@ -121,8 +121,8 @@ def _apart_sentence(
         f"{APART_NOTE}region {region} {metric} {c.percent()} ({word}) is judged the same: "
         f"the baseline's {entry.processes} recording processes ran {spreads} from their "
         "pooled median, and a change counts only past the tolerance "
-        f"({c.tolerance * 100:g}%) beyond that; record it again over more processes, on a "
-        "quieter machine, to gate it closer"
+        f"({c.tolerance * 100:g}%) beyond that; record it again on a quieter machine to gate "
+        "it closer"
     )
 
 

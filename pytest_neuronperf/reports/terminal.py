@@ -211,10 +211,14 @@ def baseline_footer(
     not_written: str = "",
     damaged: str = "",
     width: int | None = None,
+    apart: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """What happened to the baselines and what to run next, one line each; with ``width``,
-    each wrapped to it."""
+    each wrapped to it. ``apart``: the regions just pooled whose recording processes ran
+    further apart than the tolerance, each with how far."""
     lines = _footer(records, path, plan, stale, not_written, damaged)
+    if apart:
+        lines.append(_recorded_apart(apart))
     return lines if width is None else [w for line in lines for w in wrap(line, width)]
 
 
@@ -305,6 +309,20 @@ def _apart(records: Sequence[Record]) -> str:
         f"{'its' if len(records) == 1 else 'their'} baseline's recording processes ran "
         f"apart ({names}): judged the same; {_RECORD} on a quieter machine records a "
         "steadier baseline"
+    )
+
+
+def _recorded_apart(apart: Sequence[tuple[str, str]]) -> str:
+    """Once for a recording: the regions whose recording processes disagreed, so that the
+    recorder learns it now rather than from a compare run's footer."""
+    names = ", ".join(f"{elide(region, 40)} {spread}" for region, spread in apart[:3])
+    names += ", ..." if len(apart) > 3 else ""
+    one = len(apart) == 1
+    return (
+        f"{_n(len(apart), 'pooled region')}: {'its' if one else 'their'} recording processes "
+        f"ran further apart than the tolerance ({names}): a later time change within that "
+        f"spread is judged the same; record {'it' if one else 'them'} again on a quieter "
+        "machine to gate closer"
     )
 
 

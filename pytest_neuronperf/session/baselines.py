@@ -14,6 +14,7 @@ import pytest
 from ..baselines.entry import Entry
 from ..baselines.store import DEFAULT_DIR, BaselineError, Baselines, Key, load
 from ..baselines.update import UpdatePlan, partially_selected, stale, write_update
+from ..gate.ticks import recorded_spread
 from ..model import Measurement, OpRow, Record, Status
 from ..names import module_of
 from ..settings import Settings
@@ -81,6 +82,9 @@ class BaselineSession:
         self.collection = Collection()
         self.plan: UpdatePlan | None = None
         self.stale: list[Key] = []
+        # Pooled regions whose recording processes ran further apart than the tolerance,
+        # each with how far (gate/ticks.py recorded_spread).
+        self.apart: list[tuple[str, str]] = []
         # Why an update wrote nothing ("" when it did, or was not asked for).
         self.not_written = ""
         self.worker_crashed = False
@@ -153,6 +157,7 @@ class BaselineSession:
             stored = {(p + t, r): v for (t, r), v in passed.items()}
             gone = [(p + t, r) for t, r in self.stale]
             self.plan = write_update(d, kind, stored, gone, pool=self.settings.pool)
+            self.apart = spread_apart(self.plan, self.settings.tolerance)
             if self.plan.kept is not None:
                 kept = f"; the damaged file is kept as {self.shown(self.plan.kept)}"
                 self.store = replace(self.store, damaged=self.store.damaged + kept)
@@ -176,3 +181,15 @@ class BaselineSession:
             if entry is not None:
                 out[(m.test_id, m.region)] = (entry.per_op, entry.op_counts)
         return out
+
+
+def spread_apart(plan: UpdatePlan, tolerance: float) -> list[tuple[str, str]]:
+    """The regions this run pooled whose recording processes ran further apart than the
+    tolerance, each with how far: a later change within that is judged the same."""
+    out = []
+    for key in plan.pooled:
+        entry = plan.result.get(*key)
+        spread = recorded_spread(entry) if entry is not None else None
+        if spread is not None and spread.wider_than(tolerance):
+            out.append((key[1], spread.text()))
+    return out

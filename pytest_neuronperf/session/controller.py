@@ -145,6 +145,7 @@ class Controller:
                 not_written=b.not_written,
                 damaged=b.store.damaged,
                 width=width,
+                apart=b.apart,
             )
         return lines + self.problems
 

@@ -5,6 +5,7 @@ recording processes."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -137,6 +138,34 @@ def test_a_slowdown_one_recording_process_already_showed_is_not_a_regression(
     assert a["baseline"] == "same" and a["baseline_cell"].startswith("same +")
     assert [n for n in a["baseline_notes"] if n.startswith(APART_NOTE)]
     assert rows["test_it.py::test_b"]["baseline"] == "regressed"
+
+
+def test_a_recording_whose_processes_ran_apart_says_so_as_it_pools(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_it=MODULE)
+    run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
+    data = stored(pytester)
+    entries: dict[str, Any] = data["entries"]  # type: ignore[assignment]
+    # As if two recording processes had run test_a, one at 0.8 and one at 1.25 times this
+    # machine's speed: whatever the pooling process measures, they lie 56% apart.
+    as_processes(entries["test_it.py::test_a"]["work"], (0.8, 1.25))
+    saved = json.dumps(data)
+    said = (
+        r"1 pooled region: its recording processes ran further apart than the tolerance "
+        r"\(work -\d+%\.\.\+\d+%\): a later time change within that spread is judged the "
+        r"same; record it again on a quieter machine to gate closer"
+    )
+    for tolerance, warned in (("10", True), ("50", False)):
+        (pytester.path / FILE).write_text(saved)
+        result = run(
+            pytester, "--neuron-profile-pool", f"--neuron-profile-tolerance={tolerance}",
+            "-k", "test_a", rounds=5,
+        )  # fmt: skip
+        result.assert_outcomes(passed=1, deselected=1)
+        footer = " ".join(result.stdout.str().split())  # as wrapped to the terminal's width
+        assert "0 added, 1 pooled (now over 3 processes)" in footer
+        assert bool(re.search(said, footer)) is warned, (tolerance, footer[-600:])
 
 
 @pytest.mark.slow  # a subprocess per recording process

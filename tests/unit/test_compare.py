@@ -476,8 +476,8 @@ def test_a_change_counts_only_past_how_far_the_recording_processes_ran_apart(
             f"{APART_NOTE}region 'r' host_us {(ratio - 1) * 100:+.0f}% ({word}) is judged the "
             f"same: the baseline's 3 recording processes ran {fast:+.0f}%..{slow:+.0f}% "
             "(against the memory-bound tick) from their pooled median, and a change counts "
-            "only past the tolerance (10%) beyond that; record it again over more processes, "
-            "on a quieter machine, to gate it closer"
+            "only past the tolerance (10%) beyond that; record it again on a quieter machine "
+            "to gate it closer"
         )
         assert c.cell() == f"same {(ratio - 1) * 100:+.0f}%" and not c.failures
 

@@ -97,3 +97,20 @@ def test_held_back_names_each_part_that_does_not_get_past_its_own_processes() ->
     agreed = change("regressed", 1.20, 1.30)
     assert held_back(agreed, parts) == [("compute-bound", Offsets(0.90, 1.20))]
     assert held_back(agreed, parts[:1]) == []
+
+
+@pytest.mark.parametrize(
+    ("spread", "wider"),
+    [
+        (Offsets(1.0, 1.0), False),
+        (Offsets(0.95, 1.1), False),  # the slowest process exactly at the tolerance
+        (Offsets(0.95, 1.1001), True),
+        (Offsets(1 / 1.1, 1.05), False),  # the fastest exactly at the tolerance
+        (Offsets(1 / 1.1 - 0.0001, 1.05), True),
+        (Offsets(0.7, 1.0), True),
+    ],
+)
+def test_a_spread_is_wider_than_the_tolerance_only_past_either_edge(
+    spread: Offsets, wider: bool
+) -> None:
+    assert spread.wider_than(0.1) is wider

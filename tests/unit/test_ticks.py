@@ -3,6 +3,8 @@ millisecond ticks the window times for them (measure/window.py)."""
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Mapping
 from dataclasses import replace
 
 import pytest
@@ -18,6 +20,7 @@ from pytest_neuronperf.gate.ticks import (
     LONG,
     MEMORY,
     judging_kinds,
+    recorded_spread,
 )
 from pytest_neuronperf.measure.reference import LONG_REGION_US
 from pytest_neuronperf.measure.window import (
@@ -26,7 +29,7 @@ from pytest_neuronperf.measure.window import (
     HostSamples,
     sample_host,
 )
-from pytest_neuronperf.model import Measurement, Work
+from pytest_neuronperf.model import ROUND_SAMPLES, Measurement, Work
 from pytest_neuronperf.stats import Stats
 
 BASE = [10.0 + 0.01 * i for i in range(10)]
@@ -430,3 +433,67 @@ def test_the_millisecond_tick_is_timed_a_few_times_a_round_only_where_asked() ->
     s = sample_host(call, rounds=2, window_s=0.02, reference=plain, clock=clock)  # type: ignore[arg-type]
     assert plain.long_ticks == 0 and plain.prepared_at == []
     assert s.long_us == [] and s.relative_long == []
+
+
+# --- how far a pooled entry's recording processes ran apart ----------------------------------
+
+
+def pooled_entry(base: Measurement, speeds: Mapping[str, tuple[float, ...]]) -> Entry:
+    """``base`` as an entry pooled over one recording process per speed, each running that
+    many times as long against the tick named (``speeds``' keys: fields of the entry)."""
+    n = len(next(iter(speeds.values())))
+    changes: dict[str, object] = {"processes": n}
+    for name in ROUND_SAMPLES:
+        stats = getattr(base, name)
+        if stats is None:
+            continue
+        factors = speeds.get(name, (1.0,) * n)
+        changes[name] = Stats.of([v * f for f in factors for v in stats.samples])
+    return replace(Entry.of(base), **changes)  # type: ignore[arg-type]
+
+
+def plain_offsets(samples: list[float], processes: int) -> tuple[float, float]:
+    rounds = len(samples) // processes
+    whole = statistics.median(samples)
+    medians = [statistics.median(samples[i * rounds : (i + 1) * rounds]) for i in range(processes)]
+    return min(medians) / whole, max(medians) / whole
+
+
+def test_a_recordings_spread_is_the_widest_over_the_ticks_that_judge_it() -> None:
+    # An elementwise region of one op: the memory tick alone judges it (kinds_of), so the
+    # compute tick's wider spread is not what a compare run would be held to.
+    base = region(1, 1, 1, flops=ELEMENTWISE)
+    speeds = {"host_relative": (1.0, 1.3, 0.9), "host_relative_compute": (0.5, 1.0, 2.0)}
+    entry = pooled_entry(base, speeds)
+    assert judging_kinds(entry, None) == (MEMORY,)
+    assert entry.host_relative is not None
+    fast, slow = plain_offsets(list(entry.host_relative.samples), 3)
+    got = recorded_spread(entry)
+    assert (got.fast, got.slow) == pytest.approx((fast, slow))
+    # A matmul: the memory and compute ticks both judge it, and the widest edge of each.
+    entry = pooled_entry(region(1, 1, 1, flops=MATMUL), speeds)
+    assert judging_kinds(entry, None) == (MEMORY, COMPUTE)
+    assert entry.host_relative_compute is not None
+    compute = plain_offsets(list(entry.host_relative_compute.samples), 3)
+    got = recorded_spread(entry)
+    assert (got.fast, got.slow) == pytest.approx((min(fast, compute[0]), max(slow, compute[1])))
+
+
+def test_a_recording_without_ticks_spreads_by_its_raw_rounds() -> None:
+    bare = replace(
+        region(1, 1, 1, flops=ELEMENTWISE),
+        reference_us=None,
+        host_relative=None,
+        dispatch_reference_us=None,
+        host_relative_dispatch=None,
+        compute_reference_us=None,
+        host_relative_compute=None,
+    )
+    entry = pooled_entry(bare, {"host_us": (1.0, 1.5), "device_us": (1.0, 1.0)})
+    cpu = replace(entry, environment={"backend": "cpu"})
+    fast, slow = plain_offsets(list(entry.host_us.samples), 2)
+    assert (recorded_spread(cpu).fast, recorded_spread(cpu).slow) == pytest.approx((fast, slow))
+    # A device backend is judged on device time, whose processes agreed here.
+    device = replace(entry, environment={"backend": "cuda"})
+    assert recorded_spread(device).wider_than(0.01) is False
+    assert recorded_spread(cpu).wider_than(0.1) is True
