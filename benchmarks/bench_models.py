@@ -37,11 +37,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from suite_cmd import pytest_cmd
 from tabulate import tabulate
+
+T = TypeVar("T")
 
 WORKLOADS = '''
 import os
@@ -210,6 +213,57 @@ MODELS = [
 # pytest-benchmark reports a failed comparison at session end, one line per benchmark:
 #   test_pb[mlp] (0001_base) - Field 'median' has failed PercentageRegressionCheck: ...
 PB_FAILED = re.compile(r"test_pb\[(\w+)\] \(\d+_\w+\) - Field 'median' has failed")
+
+
+def models_project(directory: Path) -> Path:
+    """``directory`` made a pytest project holding this suite."""
+    (directory / "test_models.py").write_text(WORKLOADS)
+    (directory / "pytest.ini").write_text("[pytest]\n")
+    return directory
+
+
+def measured(
+    project: Path, models: str, *args: str, prefix: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """One fresh pytest process measuring ``models`` (test_ours only, pytest-benchmark off)
+    with ``args``, its command after ``prefix``: each measurement of its JSON report."""
+    report = project / "measured.json"
+    env = dict(os.environ, BENCH_MODELS=models, OMP_NUM_THREADS="1")
+    cmd = pytest_cmd(
+        "--neuron-profile",
+        f"--neuron-profile-json={report}",
+        *args,
+        "-k",
+        "test_ours",
+        "test_models.py",
+        off=("cacheprovider", "xdist", "randomly", "benchmark"),
+    )
+    proc = subprocess.run([*prefix, *cmd], cwd=project, env=env, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"pytest exited {proc.returncode}:\n{proc.stdout[-3000:]}")
+    return [r["measurement"] for r in json.loads(report.read_text())["measurements"]]
+
+
+def alternated(
+    processes: int, modes: Sequence[str], one: Callable[[str], dict[str, T]]
+) -> dict[tuple[str, str], list[T]]:
+    """(model, mode) -> what ``one`` returned for it in each of ``processes`` fresh processes
+    per mode, the modes alternating process by process (their order reversed every other
+    pair) so that each sees the same machine."""
+    seen: dict[tuple[str, str], list[T]] = {}
+    for i in range(processes):
+        for mode in modes if i % 2 == 0 else list(modes)[::-1]:
+            for model, figures in one(mode).items():
+                seen.setdefault((model, mode), []).append(figures)
+        print(f"process pair {i + 1}/{processes} done", file=sys.stderr)
+    return seen
+
+
+def judging_tick(m: dict[str, Any]) -> float:
+    """A measurement's median against the tick that judges a model: the millisecond one
+    where it was timed, else the memory-bound one."""
+    tick: dict[str, Any] = m.get("host_relative_long") or m["host_relative"]
+    return float(tick["median"])
 
 
 def run(project: Path, inject: str, models: list[str], extra: list[str]) -> dict[str, Any]:

@@ -14,43 +14,22 @@ against the tick that judges the region, and each process's median over the mode
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from statistics import median
 
 import bench_models
-from suite_cmd import pytest_cmd
 from tabulate import tabulate
 
-MODES = {"random": [], "fixed": ["setarch", "-R"]}
+MODES: dict[str, tuple[str, ...]] = {"random": (), "fixed": ("setarch", "-R")}
 
 
 def one_process(project: Path, mode: str, models: str) -> dict[str, tuple[float, float]]:
     """model -> (host median µs, its median against the tick that judges it) from one
     fresh process."""
-    report = project / f"{mode}.json"
-    env = dict(os.environ, BENCH_MODELS=models, OMP_NUM_THREADS="1")
-    cmd = MODES[mode] + pytest_cmd(
-        "--neuron-profile",
-        f"--neuron-profile-json={report}",
-        "-k",
-        "test_ours",
-        "test_models.py",
-        off=("cacheprovider", "xdist", "randomly", "benchmark"),
-    )
-    proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"pytest exited {proc.returncode}:\n{proc.stdout[-3000:]}")
-    out = {}
-    for r in json.loads(report.read_text())["measurements"]:
-        m = r["measurement"]
-        tick = m.get("host_relative_long") or m["host_relative"]
-        out[m["region"]] = (m["host_us"]["median"], tick["median"])
-    return out
+    rows = bench_models.measured(project, models, prefix=MODES[mode])
+    return {m["region"]: (m["host_us"]["median"], bench_models.judging_tick(m)) for m in rows}
 
 
 def main() -> None:
@@ -58,16 +37,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--models", default="llama_compiled,resnet_compiled,gpt2_compiled")
     opts = parser.parse_args()
-    seen: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp)
-        (project / "test_models.py").write_text(bench_models.WORKLOADS)
-        (project / "pytest.ini").write_text("[pytest]\n")
-        for i in range(opts.processes):
-            for mode in list(MODES) if i % 2 == 0 else list(MODES)[::-1]:
-                for model, pair in one_process(project, mode, opts.models).items():
-                    seen.setdefault((model, mode), []).append(pair)
-            print(f"process pair {i + 1}/{opts.processes} done", file=sys.stderr)
+        project = bench_models.models_project(Path(tmp))
+        seen = bench_models.alternated(
+            opts.processes, list(MODES), lambda mode: one_process(project, mode, opts.models)
+        )
     rows = []
     for (model, mode), figures in sorted(seen.items()):
         host = [h for h, _ in figures]

@@ -14,16 +14,11 @@ of the medians against the memory tick, and the median page faults of a measured
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from statistics import median
 
 import bench_models
-from suite_cmd import pytest_cmd
 from tabulate import tabulate
 
 MODES = ("fixed", "system")
@@ -32,28 +27,14 @@ MODES = ("fixed", "system")
 def one_process(project: Path, mode: str, models: str) -> dict[str, tuple[float, float, float]]:
     """model -> (host median µs, its median against the memory tick, page faults of a
     measured round) from one fresh process."""
-    report = project / f"{mode}.json"
-    env = dict(os.environ, BENCH_MODELS=models, OMP_NUM_THREADS="1")
-    cmd = pytest_cmd(
-        "--neuron-profile",
-        f"--neuron-profile-heap={mode}",
-        f"--neuron-profile-json={report}",
-        "-k",
-        "test_ours",
-        "test_models.py",
-        off=("cacheprovider", "xdist", "randomly", "benchmark"),
-    )
-    proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"pytest exited {proc.returncode}:\n{proc.stdout[-3000:]}")
-    rows = json.loads(report.read_text())["measurements"]
+    rows = bench_models.measured(project, models, f"--neuron-profile-heap={mode}")
     return {
-        r["measurement"]["region"]: (
-            r["measurement"]["host_us"]["median"],
-            r["measurement"]["host_relative"]["median"],
-            r["measurement"]["page_faults"] or 0.0,
+        m["region"]: (
+            m["host_us"]["median"],
+            m["host_relative"]["median"],
+            m["page_faults"] or 0.0,
         )
-        for r in rows
+        for m in rows
     }
 
 
@@ -62,15 +43,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--models", default="rmsnorm,mlp,llama_fwd")
     opts = parser.parse_args()
-    seen: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp)
-        (project / "test_models.py").write_text(bench_models.WORKLOADS)
-        for i in range(opts.processes):
-            for mode in MODES if i % 2 == 0 else MODES[::-1]:
-                for model, pair in one_process(project, mode, opts.models).items():
-                    seen.setdefault((model, mode), []).append(pair)
-            print(f"process pair {i + 1}/{opts.processes} done", file=sys.stderr)
+        project = bench_models.models_project(Path(tmp))
+        seen = bench_models.alternated(
+            opts.processes, MODES, lambda mode: one_process(project, mode, opts.models)
+        )
     rows = []
     for (model, mode), figures in sorted(seen.items()):
         host = [h for h, _, _ in figures]

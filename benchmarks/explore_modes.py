@@ -14,10 +14,8 @@ the region over the median of every process, their median, and the calls the win
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,34 +23,16 @@ from statistics import median
 from typing import Any
 
 import bench_models
-from suite_cmd import pytest_cmd
 from tabulate import tabulate
 
 MODES = {"update": ["--neuron-profile-update"], "pool": ["--neuron-profile-pool"], "compare": []}
 
 
 def one_process(project: Path, flags: list[str], where: str, models: str) -> dict[str, Any]:
-    report = project / "report.json"
-    env = dict(os.environ, BENCH_MODELS=models, OMP_NUM_THREADS="1")
-    cmd = pytest_cmd(
-        "--neuron-profile",
-        f"--neuron-profile-json={report}",
-        f"--neuron-profile-dir={where}",
-        *flags,
-        "-k",
-        "test_ours",
-        "test_models.py",
-        off=("cacheprovider", "xdist", "randomly", "benchmark"),
-    )
-    proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
-    if proc.returncode not in (0, 1):
-        sys.exit(f"pytest exited {proc.returncode}:\n{proc.stdout[-3000:]}")
-    out = {}
-    for r in json.loads(report.read_text())["measurements"]:
-        m = r["measurement"]
-        tick = m.get("host_relative_long") or m["host_relative"]
-        out[m["region"]] = (tick["median"], m["host_calls"])
-    return out
+    """model -> (its median against the tick that judges it, the window's calls) from one
+    fresh process recording into or comparing against ``where``."""
+    rows = bench_models.measured(project, models, f"--neuron-profile-dir={where}", *flags)
+    return {m["region"]: (bench_models.judging_tick(m), m["host_calls"]) for m in rows}
 
 
 def main() -> None:
@@ -62,9 +42,7 @@ def main() -> None:
     opts = parser.parse_args()
     seen: dict[tuple[str, str], list[tuple[float, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp)
-        (project / "test_models.py").write_text(bench_models.WORKLOADS)
-        (project / "pytest.ini").write_text("[pytest]\n")
+        project = bench_models.models_project(Path(tmp))
         one_process(project, MODES["update"], "base", opts.models)
         for i in range(opts.processes):
             order = list(MODES)[i % 3 :] + list(MODES)[: i % 3]

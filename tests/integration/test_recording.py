@@ -111,12 +111,17 @@ def as_processes(entry: dict[str, Any], speeds: tuple[float, ...]) -> None:
     entry["processes"] = len(speeds)
 
 
+def recorded(pytester: pytest.Pytester) -> dict[str, object]:
+    """MODULE's two tests recorded by one process, as stored."""
+    pytester.makepyfile(test_it=MODULE)
+    run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
+    return stored(pytester)
+
+
 def test_a_slowdown_one_recording_process_already_showed_is_not_a_regression(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(test_it=MODULE)
-    run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
-    data = stored(pytester)
+    data = recorded(pytester)
     entries: dict[str, Any] = data["entries"]  # type: ignore[assignment]
     # Both baselines ran the region twice as fast as this machine does now: test_a's in
     # four of five recording processes, the fifth three times slower than those; test_b's
@@ -143,9 +148,7 @@ def test_a_slowdown_one_recording_process_already_showed_is_not_a_regression(
 def test_a_recording_whose_processes_ran_apart_says_so_as_it_pools(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(test_it=MODULE)
-    run(pytester, "--neuron-profile-update", rounds=5).assert_outcomes(passed=2)
-    data = stored(pytester)
+    data = recorded(pytester)
     entries: dict[str, Any] = data["entries"]  # type: ignore[assignment]
     # As if two recording processes had run test_a, one at 0.8 and one at 1.25 times this
     # machine's speed: whatever the pooling process measures, they lie 56% apart.
