@@ -150,16 +150,18 @@ def test_a_recording_whose_processes_ran_apart_says_so_as_it_pools(
 ) -> None:
     data = recorded(pytester)
     entries: dict[str, Any] = data["entries"]  # type: ignore[assignment]
-    # As if two recording processes had run test_a, one at 0.8 and one at 1.25 times this
-    # machine's speed: whatever the pooling process measures, they lie 56% apart.
-    as_processes(entries["test_it.py::test_a"]["work"], (0.8, 1.25))
+    # As if four recording processes had run test_a, two at this machine's speed, one at
+    # 0.8 and one at 1.25 times it: the pooled median stays near the two, so however the
+    # pooling process runs, the spread is at least -20%..+25% and, unless that process runs
+    # four times off, within 300%.
+    as_processes(entries["test_it.py::test_a"]["work"], (1.0, 1.0, 0.8, 1.25))
     saved = json.dumps(data)
     said = (
         r"1 pooled region: its recording processes ran further apart than the tolerance "
         r"\(work -\d+%\.\.\+\d+%\): a later time change within that spread is judged the "
         r"same; record it again on a quieter machine to gate closer"
     )
-    for tolerance, warned in (("10", True), ("50", False)):
+    for tolerance, warned in (("10", True), ("300", False)):
         (pytester.path / FILE).write_text(saved)
         result = run(
             pytester, "--neuron-profile-pool", f"--neuron-profile-tolerance={tolerance}",
@@ -167,7 +169,7 @@ def test_a_recording_whose_processes_ran_apart_says_so_as_it_pools(
         )  # fmt: skip
         result.assert_outcomes(passed=1, deselected=1)
         footer = " ".join(result.stdout.str().split())  # as wrapped to the terminal's width
-        assert "0 added, 1 pooled (now over 3 processes)" in footer
+        assert "0 added, 1 pooled (now over 5 processes)" in footer
         assert bool(re.search(said, footer)) is warned, (tolerance, footer[-600:])
 
 
