@@ -211,11 +211,11 @@ def baseline_footer(
     not_written: str = "",
     damaged: str = "",
     width: int | None = None,
-    apart: Sequence[tuple[str, str]] = (),
+    apart: Sequence[tuple[str, str, str]] = (),
 ) -> list[str]:
     """What happened to the baselines and what to run next, one line each; with ``width``,
-    each wrapped to it. ``apart``: the regions just pooled whose recording processes ran
-    further apart than the tolerance, each with how far."""
+    each wrapped to it. ``apart``: the test, region and spread of each entry just pooled
+    whose recording processes ran further apart than the tolerance."""
     lines = _footer(records, path, plan, stale, not_written, damaged)
     if apart:
         lines.append(_recorded_apart(apart))
@@ -312,17 +312,17 @@ def _apart(records: Sequence[Record]) -> str:
     )
 
 
-def _recorded_apart(apart: Sequence[tuple[str, str]]) -> str:
-    """Once for a recording: the regions whose recording processes disagreed, so that the
+def _recorded_apart(apart: Sequence[tuple[str, str, str]]) -> str:
+    """Once for a recording: the entries whose recording processes disagreed, so that the
     recorder learns it now rather than from a compare run's footer."""
-    names = ", ".join(f"{elide(region, 40)} {spread}" for region, spread in apart[:3])
+    names = ", ".join(f"{elide(t, 60)} [{elide(r, 40)}] {s}" for t, r, s in apart[:3])
     names += ", ..." if len(apart) > 3 else ""
     one = len(apart) == 1
     return (
         f"{_n(len(apart), 'pooled region')}: {'its' if one else 'their'} recording processes "
-        f"ran further apart than the tolerance ({names}): a later time change within that "
-        f"spread is judged the same; record {'it' if one else 'them'} again on a quieter "
-        "machine to gate closer"
+        f"ran further apart than the tolerance ({names}): a later time change counts only "
+        f"past the tolerance beyond that spread; record {'it' if one else 'them'} again on "
+        "a quieter machine to gate closer"
     )
 
 

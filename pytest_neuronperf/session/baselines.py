@@ -5,7 +5,7 @@ at the end. Only the controller (or a serial run) writes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -82,9 +82,9 @@ class BaselineSession:
         self.collection = Collection()
         self.plan: UpdatePlan | None = None
         self.stale: list[Key] = []
-        # Pooled regions whose recording processes ran further apart than the tolerance,
-        # each with how far (gate/ticks.py recorded_spread).
-        self.apart: list[tuple[str, str]] = []
+        # Pooled entries whose recording processes ran further apart than the tolerance:
+        # test, region, how far (gate/ticks.py recorded_spread).
+        self.apart: list[tuple[str, str, str]] = []
         # Why an update wrote nothing ("" when it did, or was not asked for).
         self.not_written = ""
         self.worker_crashed = False
@@ -157,7 +157,10 @@ class BaselineSession:
             stored = {(p + t, r): v for (t, r), v in passed.items()}
             gone = [(p + t, r) for t, r in self.stale]
             self.plan = write_update(d, kind, stored, gone, pool=self.settings.pool)
-            self.apart = spread_apart(self.plan, self.settings.tolerance)
+            # Each region at the tolerance its marker set, as a compare run judges it.
+            tolerances = {(p + r.measurement.test_id, r.measurement.region): r.tolerance
+                          for r in records if r.tolerance is not None}  # fmt: skip
+            self.apart = spread_apart(self.plan, tolerances, self.settings.tolerance)
             if self.plan.kept is not None:
                 kept = f"; the damaged file is kept as {self.shown(self.plan.kept)}"
                 self.store = replace(self.store, damaged=self.store.damaged + kept)
@@ -183,13 +186,16 @@ class BaselineSession:
         return out
 
 
-def spread_apart(plan: UpdatePlan, tolerance: float) -> list[tuple[str, str]]:
-    """The regions this run pooled whose recording processes ran further apart than the
-    tolerance, each with how far: a later change within that is judged the same."""
+def spread_apart(
+    plan: UpdatePlan, tolerances: Mapping[Key, float], tolerance: float
+) -> list[tuple[str, str, str]]:
+    """The test, region and spread of each entry this run pooled whose recording processes
+    ran further apart than its tolerance (``tolerances``' where its marker set one, else
+    ``tolerance``): a later change counts only past the tolerance beyond that spread."""
     out = []
     for key in plan.pooled:
         entry = plan.result.get(*key)
         spread = recorded_spread(entry) if entry is not None else None
-        if spread is not None and spread.wider_than(tolerance):
-            out.append((key[1], spread.text()))
+        if spread is not None and spread.wider_than(tolerances.get(key, tolerance)):
+            out.append((key[0], key[1], spread.text()))
     return out

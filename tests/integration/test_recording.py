@@ -158,8 +158,9 @@ def test_a_recording_whose_processes_ran_apart_says_so_as_it_pools(
     saved = json.dumps(data)
     said = (
         r"1 pooled region: its recording processes ran further apart than the tolerance "
-        r"\(work -\d+%\.\.\+\d+%\): a later time change within that spread is judged the "
-        r"same; record it again on a quieter machine to gate closer"
+        r"\(test_it\.py::test_a \[work\] -\d+%\.\.\+\d+%\): a later time change counts "
+        r"only past the tolerance beyond that spread; record it again on a quieter machine "
+        r"to gate closer"
     )
     for tolerance, warned in (("10", True), ("300", False)):
         (pytester.path / FILE).write_text(saved)
