@@ -9,16 +9,22 @@ Those figures are the rounds against each reference tick that judges the region
 host rounds where no tick was timed. The ceiling is one window, as when comparing: a region
 still unsettled by then is no steadier after more passes on the same process, and
 ``neuronperf record --processes N`` pools processes for it (figures: docs/cost.md).
+
+And once processes are pooled: which entries' recording processes ran further apart than
+the tolerance they will be judged at (spread_apart), for the recording's footer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from statistics import median
 
+from ..baselines.store import Key
+from ..baselines.update import UpdatePlan
 from ..measure.window import PASSES, STOP_SHARE, HostSamples, Shape, WindowPlan
 from ..stats import MIN_ROUNDS, median_interval
-from .ticks import COMPUTE, DISPATCH, LONG, MEMORY, kinds_of, long_region
+from .ticks import COMPUTE, DISPATCH, LONG, MEMORY, kinds_of, long_region, recorded_spread
 
 
 def recording_plan(seconds: float, tolerance: float, shape: Shape | None = None) -> WindowPlan:
@@ -64,3 +70,18 @@ def _judged_series(s: HostSamples, shape: Shape | None) -> dict[str, list[float]
         kinds = kinds_of(shape.ops, median(s.host_us), tick, shape.flops, shape.bytes_moved)
         series = {kind: series[kind] for kind in kinds}
     return {kind: v for kind, v in series.items() if v} or {"raw": s.host_us}
+
+
+def spread_apart(
+    plan: UpdatePlan, tolerances: Mapping[Key, float], tolerance: float
+) -> list[tuple[str, str, str]]:
+    """The test, region and spread of each entry this run pooled whose recording processes
+    ran further apart than its tolerance (``tolerances``' where its marker set one, else
+    ``tolerance``): a later change counts only past the tolerance beyond that spread."""
+    out = []
+    for key in plan.pooled:
+        entry = plan.result.get(*key)
+        spread = recorded_spread(entry) if entry is not None else None
+        if spread is not None and spread.wider_than(tolerances.get(key, tolerance)):
+            out.append((key[0], key[1], spread.text()))
+    return out

@@ -5,7 +5,7 @@ at the end. Only the controller (or a serial run) writes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 from ..baselines.entry import Entry
 from ..baselines.store import DEFAULT_DIR, BaselineError, Baselines, Key, load
 from ..baselines.update import UpdatePlan, partially_selected, stale, write_update
-from ..gate.ticks import recorded_spread
+from ..gate.record import spread_apart
 from ..model import Measurement, OpRow, Record, Status
 from ..names import module_of
 from ..settings import Settings
@@ -184,18 +184,3 @@ class BaselineSession:
             if entry is not None:
                 out[(m.test_id, m.region)] = (entry.per_op, entry.op_counts)
         return out
-
-
-def spread_apart(
-    plan: UpdatePlan, tolerances: Mapping[Key, float], tolerance: float
-) -> list[tuple[str, str, str]]:
-    """The test, region and spread of each entry this run pooled whose recording processes
-    ran further apart than its tolerance (``tolerances``' where its marker set one, else
-    ``tolerance``): a later change counts only past the tolerance beyond that spread."""
-    out = []
-    for key in plan.pooled:
-        entry = plan.result.get(*key)
-        spread = recorded_spread(entry) if entry is not None else None
-        if spread is not None and spread.wider_than(tolerances.get(key, tolerance)):
-            out.append((key[0], key[1], spread.text()))
-    return out

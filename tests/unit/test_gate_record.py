@@ -1,12 +1,17 @@
-"""When a recording has sampled enough (gate/record.py), and the passes it samples."""
+"""When a recording has sampled enough (gate/record.py), the passes it samples, and which
+pooled entries it names for their recording processes' spread."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import helpers
 import pytest
 
-from pytest_neuronperf.gate.record import recording_plan, recording_settled
+from pytest_neuronperf.baselines.store import Baselines
+from pytest_neuronperf.baselines.update import plan_update
+from pytest_neuronperf.gate.record import recording_plan, recording_settled, spread_apart
 from pytest_neuronperf.measure.window import PASSES, HostSamples, Shape, sample_window
 from pytest_neuronperf.stats import median_interval
 
@@ -163,3 +168,25 @@ def test_a_millisecond_region_is_recorded_once_the_millisecond_tick_pins_it_down
                              tolerance=0.1) is None  # fmt: skip
     short = replace(long, host_us=[999.0] * 10)
     assert recording_settled(short, shape=Shape(ops=1), tolerance=0.1) is None
+
+
+def test_a_pooled_region_is_named_at_its_markers_tolerance() -> None:
+    # Two recording processes 20% apart against the memory tick: about -9%..+9% from their
+    # pooled median, and one at the same speed as its first.
+    current = Baselines(
+        Path("x.json"),
+        "cpu:x86_64",
+        {"t::a": {"r": helpers.process_entry(1.0)}, "t::b": {"r": helpers.process_entry(1.0)}},
+    )
+    measured = {
+        ("t::a", "r"): (helpers.process_entry(1.2, 3), False),
+        ("t::b", "r"): (helpers.process_entry(1.0, 5), False),
+    }
+    plan = plan_update(current, measured, (), pool=True)
+    assert plan.pooled == (("t::a", "r"), ("t::b", "r"))
+    (named,) = spread_apart(plan, {}, 0.05)
+    assert named[:2] == ("t::a", "r") and named[2].startswith("-")
+    # Its marker's 15% holds it, whatever the session's; another's 1% names that one too.
+    assert spread_apart(plan, {("t::a", "r"): 0.15}, 0.05) == []
+    assert [t for t, _, _ in spread_apart(plan, {("t::b", "r"): 1e-9}, 0.05)] == ["t::a", "t::b"]
+    assert spread_apart(plan, {}, 0.15) == []
