@@ -92,6 +92,16 @@ def test_compare_fails_an_extra_op_with_the_multiset_diff() -> None:
     # The other way round is an improvement, which passes.
     back = compare(Entry.of(after), measurement({"aten::rms_norm": 1}, TIMES), tolerance=0.1)
     assert back.status == "improved" and not back.failures and back.needs_write
+    assert back.notes[0].endswith(": improved, run --neuron-profile-update to keep it")
+
+
+def test_a_time_improvement_says_how_to_keep_it() -> None:
+    before = Entry.of(measurement({"aten::mul": 1}, TIMES))
+    c = compare(before, measurement({"aten::mul": 1}, [v / 2 for v in TIMES]), tolerance=0.1)
+    assert c.status == "improved" and not c.failures
+    (gain,) = [n for n in c.notes if " improved " in n]
+    assert gain.startswith("neuronperf baseline: region 'r' device_us improved -50% (")
+    assert gain.endswith("; run --neuron-profile-update to keep it")
 
 
 def test_compare_time_message_and_host_only_when_asked() -> None:
