@@ -1,14 +1,19 @@
-"""Whether a compiled model's two speeds from one fresh process to the next follow where
-the process's memory landed: the same unchanged regions in fresh pytest processes with
-address-space randomization on (as every process runs) and off (``setarch -R``).
+"""Whether a compiled model's speed from one fresh process to the next follows where the
+process was placed: the same unchanged regions in fresh pytest processes in each of
+``--modes``:
+
+  random  as every process runs
+  fixed   address-space randomization off (``setarch -R``): where its memory lands
+  cpu0    pinned to CPU 0 (``taskset -c 0``), and cpu1 to CPU 1: which core it runs on
 
 Each process runs one measured test per model of bench_models.py (same configs, same seeds,
 one thread, the default 10 rounds over the 1 s window) and writes the JSON report. Modes
-alternate process by process, so both see the same machine. Printed per model and mode: the
+alternate process by process, so all see the same machine. Printed per model and mode: the
 range of the processes' host medians, their spread (slowest over fastest), the same spread
 against the tick that judges the region, and each process's median over the mode's median.
 
-    python benchmarks/explore_aslr.py [--processes 8] [--models llama_compiled,...]
+    python benchmarks/explore_placement.py [--processes 8] [--modes random,fixed]
+                                           [--models llama_compiled,...]
 """
 
 from __future__ import annotations
@@ -22,7 +27,12 @@ from statistics import median
 import bench_models
 from tabulate import tabulate
 
-MODES: dict[str, tuple[str, ...]] = {"random": (), "fixed": ("setarch", "-R")}
+MODES: dict[str, tuple[str, ...]] = {
+    "random": (),
+    "fixed": ("setarch", "-R"),
+    "cpu0": ("taskset", "-c", "0"),
+    "cpu1": ("taskset", "-c", "1"),
+}
 
 
 def one_process(project: Path, mode: str, models: str) -> dict[str, tuple[float, float]]:
@@ -35,12 +45,17 @@ def one_process(project: Path, mode: str, models: str) -> dict[str, tuple[float,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--modes", default="random,fixed")
     parser.add_argument("--models", default="llama_compiled,resnet_compiled,gpt2_compiled")
     opts = parser.parse_args()
+    modes = opts.modes.split(",")
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        parser.error(f"--modes {','.join(unknown)}: unknown; choose from {', '.join(MODES)}")
     with tempfile.TemporaryDirectory() as tmp:
         project = bench_models.models_project(Path(tmp))
         seen = bench_models.alternated(
-            opts.processes, list(MODES), lambda mode: one_process(project, mode, opts.models)
+            opts.processes, modes, lambda mode: one_process(project, mode, opts.models)
         )
     rows = []
     for (model, mode), figures in sorted(seen.items()):
@@ -59,7 +74,7 @@ def main() -> None:
         )
     head = [
         "model",
-        "addresses",
+        "mode",
         "host median µs, per process",
         "slowest/fastest",
         "the same against its tick",
