@@ -479,6 +479,19 @@ def test_a_recordings_spread_is_the_widest_over_the_ticks_that_judge_it() -> Non
     assert (got.fast, got.slow) == pytest.approx((min(fast, compute[0]), max(slow, compute[1])))
 
 
+def test_a_millisecond_recordings_spread_is_its_millisecond_ticks_alone() -> None:
+    # The millisecond tick alone judges a region of 1 ms and more: the microsecond ticks'
+    # wider spread is not what a compare run would be held to.
+    speeds = {"host_relative_long": (1.0, 1.2, 0.95), "host_relative": (0.5, 1.0, 2.0)}
+    entry = pooled_entry(long_region(1, 1, 1, host_us=2_000), speeds)
+    assert judging_kinds(entry, None) == (LONG,)
+    assert entry.host_relative_long is not None
+    fast, slow = plain_offsets(list(entry.host_relative_long.samples), 3)
+    got = recorded_spread(entry)
+    assert (got.fast, got.slow) == pytest.approx((fast, slow))
+    assert got.wider_than(0.1) and not got.wider_than(0.3)
+
+
 def test_a_recording_without_ticks_spreads_by_its_raw_rounds() -> None:
     bare = replace(
         region(1, 1, 1, flops=ELEMENTWISE),
