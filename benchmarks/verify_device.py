@@ -34,7 +34,8 @@ import torch
 from pytest_neuronperf.backends import Backend, BackendUnavailable, select
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement, Record, Status
-from pytest_neuronperf.reports.terminal import measurement_detail, summary_table
+from pytest_neuronperf.reports.detail import measurement_detail
+from pytest_neuronperf.reports.terminal import summary_table
 from pytest_neuronperf.trace.analysis import analyze_markers
 from pytest_neuronperf.trace.offline import report_trace
 

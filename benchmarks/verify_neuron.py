@@ -45,7 +45,8 @@ from pytest_neuronperf.backends.neuron.events import backfill_rounds, key_averag
 from pytest_neuronperf.backends.neuron.sources import MARGIN, agreement
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement, Record, Status
-from pytest_neuronperf.reports.terminal import measurement_detail, summary_table
+from pytest_neuronperf.reports.detail import measurement_detail
+from pytest_neuronperf.reports.terminal import summary_table
 from pytest_neuronperf.settings import DEFAULT_NEURON_CONFIG, defaults, parse_neuron_config
 
 HIDDEN = 4096

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from ..escape import terminal
 from ..model import Measurement, Record, Status
 from ..reports.collectives import collective_lines
+from ..reports.detail import measurement_detail, per_op_table
 from ..reports.json import offline_document
-from ..reports.terminal import measurement_detail, per_op_table, summary_table
+from ..reports.terminal import summary_table
 from ..trace.events import TraceError
 from ..trace.footprint import check_fits
 from ..trace.offline import ModeChoice, TraceReport, report_trace

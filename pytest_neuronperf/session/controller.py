@@ -10,9 +10,11 @@ import pytest
 from ..escape import terminal
 from ..measure.progress import Writer
 from ..model import Record, Status
+from ..reports.detail import measurement_detail
 from ..reports.fit import elide_apart, terminal_width, wrap
+from ..reports.footer import baseline_footer
 from ..reports.status import FAILED, status_of
-from ..reports.terminal import baseline_footer, header_line, measurement_detail, summary_table
+from ..reports.terminal import header_line, summary_table
 from ..reports.write import write_reports
 from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
 from .worker import COLLECTED

@@ -21,9 +21,9 @@ from ..measure.progress import Writer
 from ..measure.window import WindowPlan
 from ..model import Measurement, Record
 from ..reports.change import baseline_text
+from ..reports.detail import measurement_detail
 from ..reports.fit import fit_error, terminal_width, wrap
 from ..reports.status import outcome
-from ..reports.terminal import measurement_detail
 from ..settings import Settings
 from ..trace.summary import op_diff_text
 from ..work.peaks import Peaks

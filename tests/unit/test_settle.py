@@ -12,7 +12,7 @@ from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.measure import settle
 from pytest_neuronperf.measure.runner import Runner
 from pytest_neuronperf.model import Measurement
-from pytest_neuronperf.reports.terminal import measurement_detail
+from pytest_neuronperf.reports.detail import measurement_detail
 
 needs_fault_counts = pytest.mark.skipif(
     settle.page_faults is None, reason="this OS does not count page faults"

@@ -1,25 +1,17 @@
 """The terminal table fits the terminal: columns drop or merge by priority, long test ids
-and regions are elided in the middle, footer sentences wrap."""
+and regions are elided in the middle."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import helpers
 import pytest
 
-from pytest_neuronperf.model import OpRow, Record, TimeJudged, Work
+from pytest_neuronperf.model import Record, TimeJudged, Work
 from pytest_neuronperf.reports.change import time_text
-from pytest_neuronperf.reports.fit import elide_apart, fit_table, terminal_width, wrap
-from pytest_neuronperf.reports.terminal import (
-    amount,
-    baseline_footer,
-    beyond_torch_sentence,
-    duration,
-    measurement_detail,
-    summary_table,
-)
+from pytest_neuronperf.reports.fit import elide_apart, fit_table, terminal_width
+from pytest_neuronperf.reports.terminal import amount, summary_table
 
 LONG_ID = "tests/models/test_llama.py::test_mlp[" + "x" * 300 + "]"
 
@@ -165,30 +157,6 @@ def test_fit_table_shrinks_the_widest_elastic_column_first() -> None:
     assert (len(test_cell), len(region_cell)) == (28, 20)
 
 
-def test_footer_sentences_wrap_to_the_width() -> None:
-    records = [record(baseline="new", baseline_cell="new")]
-    stale = [(LONG_ID, "gone")]
-    lines = baseline_footer(records, Path(".neuronperf/cpu.json"), stale=stale, width=80)
-    assert all(len(line) <= 80 for line in lines)
-    assert any(line.startswith("  ") for line in lines), "continuations are indented"
-    assert wrap("short", 80) == ["short"]
-
-
-def test_a_recording_names_the_regions_whose_processes_ran_apart_once() -> None:
-    apart = [(f"t.py::t{i}", f"region_{i}", f"-{i}0%..+5%") for i in range(1, 5)]
-    (line,) = baseline_footer([], Path("b.json"), apart=apart)
-    assert line == (
-        "4 pooled regions: their recording processes ran further apart than the tolerance "
-        "(t.py::t1 [region_1] -10%..+5%, t.py::t2 [region_2] -20%..+5%, t.py::t3 [region_3] "
-        "-30%..+5%, ...): a later time change counts only past the tolerance beyond that "
-        "spread; record them again on a quieter machine to gate closer"
-    )
-    assert baseline_footer([], Path("b.json")) == [], "nothing said when none ran apart"
-    lines = baseline_footer([], Path("b.json"), apart=[("t" * 90, "x", "-30%..+2%")], width=80)
-    assert all(len(line) <= 80 for line in lines)
-    assert " ".join(lines).startswith("1 pooled region: its recording processes")
-
-
 def test_terminal_width_is_pytests_then_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     class Writer:
         fullwidth = 99
@@ -208,8 +176,8 @@ def test_terminal_width_is_pytests_then_columns(monkeypatch: pytest.MonkeyPatch)
     assert terminal_width(NoTerminal()) == 123
 
 
-def test_small_things_a_reviewer_notices() -> None:
-    """Issue 25, item 11: no exponents, seconds for a long first call, one cold run said."""
+def test_amounts_never_read_in_exponents() -> None:
+    """Issue 25, item 11: no exponents (the rest of the item: test_detail.py)."""
     assert [amount(v) for v in (0, 8e-9, 0.00131, 2.5, 1234.6)] == [
         "0",
         "<0.001",
@@ -217,53 +185,6 @@ def test_small_things_a_reviewer_notices() -> None:
         "2.5",
         "1,235",
     ]
-    assert [duration(v) for v in (812.0, 25_000.0, 19_480_452.0)] == [
-        "812.0 µs",
-        "25.0 ms",
-        "19.5 s",
-    ]
-    cold = replace(record().measurement, rounds=1, warmup_rounds=0, first_call_us=0.0)
-    detail = measurement_detail(cold)
-    assert "one cold execution" in detail and "first call 0.0" not in detail
-
-
-def test_detail_fits_the_width_with_its_per_op_table() -> None:
-    m = replace(
-        record().measurement,
-        per_op=(OpRow("aten::_scaled_dot_product_flash_attention_for_cpu", 1, 5.0, 1.0, 1),),
-    )
-    lines = measurement_detail(m, 80).splitlines()
-    assert all(len(line) <= 80 for line in lines), lines
-    assert any(line.startswith("aten::_scaled") for line in lines)
-
-
-def test_detail_names_the_ops_beside_flop_counter_mode_largest_first() -> None:
-    """Issue 35, item 4: the FLOPs we count and torch's FlopCounterMode does not, by op."""
-    beyond = {f"aten::op{i}": 1_000 * i for i in (3, 8, 1, 6, 2, 7, 5, 4)}
-    beyond["aten::evil\x1b]0;x"] = 500  # a name is escaped for the terminal
-    work = Work(flops=100_000, bytes_read=8_000, bytes_written=4_000, flops_beyond_torch=beyond)
-    m = replace(record().measurement, work=work)
-    (line,) = [x for x in measurement_detail(m).splitlines() if "FlopCounterMode" in x]
-    assert line == (
-        "FLOPs beside torch's FlopCounterMode: it counts 63,500; ours adds 36,500 for "
-        "aten::op8 8,000, aten::op7 7,000, aten::op6 6,000, aten::op5 5,000, "
-        "aten::op4 4,000, aten::op3 3,000 (+3 more)"
-    )
-    few = replace(m, work=replace(work, flops_beyond_torch={"aten::_softmax": 10_240}))
-    assert "ours adds 10,240 for aten::_softmax 10,240\n" in measurement_detail(few) + "\n"
-    # A sentence that wraps, every word kept.
-    narrow = measurement_detail(m, 60).splitlines()
-    assert all(len(x) <= 60 for x in narrow)
-    start = next(i for i, x in enumerate(narrow) if x.startswith("FLOPs beside"))
-    assert " ".join(" ".join(narrow[start:]).split()).startswith(line)
-    # torch counts it all: no sentence.
-    assert "FlopCounterMode" not in measurement_detail(record().measurement)
-
-
-def test_beside_torch_sentence_escapes_op_names() -> None:
-    work = Work(1_000, 0, 0, flops_beyond_torch={"aten::a\x1b[2J": 10})
-    assert beyond_torch_sentence(work).endswith("for aten::a\\x1b[2J 10")
-    assert beyond_torch_sentence(Work(1_000, 0, 0)) == ""
 
 
 def test_an_error_of_ours_is_wrapped_to_the_lines_pytest_prints_it_on() -> None:

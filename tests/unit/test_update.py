@@ -8,7 +8,7 @@ import helpers
 
 from pytest_neuronperf.baselines.store import Baselines
 from pytest_neuronperf.baselines.update import plan_update
-from pytest_neuronperf.reports.terminal import baseline_footer
+from pytest_neuronperf.reports.footer import baseline_footer
 
 
 def test_update_plan_pools_what_it_can_and_replaces_the_rest() -> None:

@@ -29,7 +29,7 @@ from pytest_neuronperf.measure.window import (
     sample_window,
 )
 from pytest_neuronperf.model import Measurement
-from pytest_neuronperf.reports.terminal import measurement_detail
+from pytest_neuronperf.reports.detail import measurement_detail
 from pytest_neuronperf.settings import SettingError, resolve
 from pytest_neuronperf.stats import Stats, compare_times
 
