@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_recording import as_processes
 
 from pytest_neuronperf.backends.cpu import CpuBackend
 from pytest_neuronperf.baselines.store import dumps, file_name, parse
@@ -113,6 +114,31 @@ def test_a_directory_shared_by_two_rootdirs_keeps_both_rootdirs_entries(
         "pkgA/test_pkgA.py::test_new",
         "pkgB/test_pkgB.py::test_pkgB",
     ]
+
+
+def test_a_shared_stores_recording_footer_names_tests_as_this_rootdir_does(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The footer line on recording processes that ran apart names each test by its id in
+    this rootdir, as the stale-entry line does, not by the shared store's key."""
+    shared = pytester.path / "mono" / ".neuronperf"
+    monkeypatch.setenv("NEURONPERF_DIR", str(shared))
+    root = pytester.path / "mono" / "pkgA"
+    root.mkdir(parents=True)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    (root / "test_pkgA.py").write_text(ONE_TEST.format(name="pkgA"))
+    monkeypatch.chdir(root)
+    run(pytester, "--neuron-profile-update").assert_outcomes(passed=1)
+    data = json.loads((shared / NAME).read_text())
+    # Four recording processes, two at this machine's speed, one at 0.8 and one at 1.25
+    # times it: at least -20%..+25% apart however the pooling process runs.
+    as_processes(data["entries"]["pkgA/test_pkgA.py::test_pkgA"]["relu"], (1.0, 1.0, 0.8, 1.25))
+    (shared / NAME).write_text(json.dumps(data))
+    result = run(pytester, "--neuron-profile-pool")
+    result.assert_outcomes(passed=1)
+    footer = " ".join(result.stdout.str().split())
+    assert "ran further apart than the tolerance (test_pkgA.py::test_pkgA [relu] -" in footer
+    assert "pkgA/test_pkgA.py" not in footer
 
 
 def conflicted(path: Path, tmp: Path) -> bytes:
