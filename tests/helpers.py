@@ -21,7 +21,7 @@ from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.stats import Stats
 
 TIMES = [100.0 + i for i in range(10)]
-ENV = {"torch": "2.13.0", "device_kind": "cpu:x86_64"}
+ENV = {"torch": "2.13.0", "device_kind": "cpu:x86_64", "backend": "cpu"}
 
 
 def measurement(

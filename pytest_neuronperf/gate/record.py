@@ -73,15 +73,20 @@ def _judged_series(s: HostSamples, shape: Shape | None) -> dict[str, list[float]
 
 
 def spread_apart(
-    plan: UpdatePlan, tolerances: Mapping[Key, float], tolerance: float
+    plan: UpdatePlan,
+    tolerances: Mapping[Key, float],
+    tolerance: float,
+    *,
+    host_too: bool = False,
 ) -> list[tuple[str, str, str]]:
     """The test, region and spread of each entry this run pooled whose recording processes
     ran further apart than its tolerance (``tolerances``' where its marker set one, else
-    ``tolerance``): a later change counts only past the tolerance beyond that spread."""
+    ``tolerance``): a later change counts only past the tolerance beyond that spread.
+    ``host_too``: host time is judged on a device backend too (recorded_spread)."""
     out = []
     for key in plan.pooled:
         entry = plan.result.get(*key)
-        spread = recorded_spread(entry) if entry is not None else None
+        spread = recorded_spread(entry, host_too=host_too) if entry is not None else None
         if spread is not None and spread.wider_than(tolerances.get(key, tolerance)):
             out.append((key[0], key[1], spread.text()))
     return out

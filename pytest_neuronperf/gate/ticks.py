@@ -134,16 +134,18 @@ def tick_offsets(entry: Entry, kind: str) -> Offsets:
     return offsets(rel.samples, entry.processes) if rel is not None else Offsets()
 
 
-def recorded_spread(entry: Entry) -> Offsets:
+def recorded_spread(entry: Entry, *, host_too: bool = False) -> Offsets:
     """How far the entry's recording processes ran apart against what will judge its time:
-    the widest over the ticks that judge it, else its raw rounds (host time on the cpu
-    backend, device time elsewhere)."""
-    kinds = [k for k in judging_kinds(entry, None) if getattr(entry, TICK_FIELDS[k][1])]
-    if kinds:
-        parts = [tick_offsets(entry, k) for k in kinds]
-    else:
-        rounds = entry.host_us if entry.environment.get("backend") == "cpu" else entry.device_us
-        parts = [offsets(rounds.samples, entry.processes)]
+    on the cpu backend host time, elsewhere device time and, with ``host_too``
+    (--neuron-profile-compare-host), host time as well; host time by the widest over the
+    ticks that judge it, else by its raw rounds."""
+    host_timed = entry.environment.get("backend") == "cpu"
+    parts = [] if host_timed else [offsets(entry.device_us.samples, entry.processes)]
+    if host_timed or host_too:
+        kinds = [k for k in judging_kinds(entry, None) if getattr(entry, TICK_FIELDS[k][1])]
+        parts += [tick_offsets(entry, k) for k in kinds] or [
+            offsets(entry.host_us.samples, entry.processes)
+        ]
     return Offsets(min(o.fast for o in parts), max(o.slow for o in parts))
 
 

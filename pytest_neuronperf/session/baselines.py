@@ -160,9 +160,10 @@ class BaselineSession:
             # Each region at the tolerance its marker set, as a compare run judges it.
             tolerances = {(p + r.measurement.test_id, r.measurement.region): r.tolerance
                           for r in records if r.tolerance is not None}  # fmt: skip
-            apart = spread_apart(self.plan, tolerances, self.settings.tolerance)
+            s = self.settings
+            apart = spread_apart(self.plan, tolerances, s.tolerance, host_too=s.compare_host)
             # Named by their ids in this rootdir, as the stale-entry line names them.
-            self.apart = [(t.removeprefix(p), r, s) for t, r, s in apart]
+            self.apart = [(t.removeprefix(p), r, spread) for t, r, spread in apart]
             if self.plan.kept is not None:
                 kept = f"; the damaged file is kept as {self.shown(self.plan.kept)}"
                 self.store = replace(self.store, damaged=self.store.damaged + kept)

@@ -190,3 +190,17 @@ def test_a_pooled_region_is_named_at_its_markers_tolerance() -> None:
     assert spread_apart(plan, {("t::a", "r"): 0.15}, 0.05) == []
     assert [t for t, _, _ in spread_apart(plan, {("t::b", "r"): 1e-9}, 0.05)] == ["t::a", "t::b"]
     assert spread_apart(plan, {}, 0.15) == []
+
+
+def test_a_device_recording_names_host_time_apart_only_when_host_time_is_compared() -> None:
+    cuda = {"backend": "cuda", "torch": "2.13.0", "device_kind": "cuda:H100"}
+    current = Baselines(
+        Path("x.json"), "cuda:H100", {"t::a": {"r": helpers.process_entry(1.0, environment=cuda)}}
+    )
+    # Host time 20% apart, device time the same in both processes.
+    measured = {("t::a", "r"): (helpers.process_entry(1.2, 3, environment=cuda,
+                device_us=helpers.process_entry(1.0).device_us), False)}  # fmt: skip
+    plan = plan_update(current, measured, (), pool=True)
+    assert plan.pooled == (("t::a", "r"),)
+    assert spread_apart(plan, {}, 0.05) == []
+    assert [t for t, _, _ in spread_apart(plan, {}, 0.05, host_too=True)] == ["t::a"]

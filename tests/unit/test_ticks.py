@@ -440,9 +440,10 @@ def test_the_millisecond_tick_is_timed_a_few_times_a_round_only_where_asked() ->
 
 def pooled_entry(base: Measurement, speeds: Mapping[str, tuple[float, ...]]) -> Entry:
     """``base`` as an entry pooled over one recording process per speed, each running that
-    many times as long against the tick named (``speeds``' keys: fields of the entry)."""
+    many times as long against the tick named (``speeds``' keys: fields of the entry), on
+    the cpu backend."""
     n = len(next(iter(speeds.values())))
-    changes: dict[str, object] = {"processes": n}
+    changes: dict[str, object] = {"processes": n, "environment": {"backend": "cpu"}}
     for name in ROUND_SAMPLES:
         stats = getattr(base, name)
         if stats is None:
@@ -510,3 +511,35 @@ def test_a_recording_without_ticks_spreads_by_its_raw_rounds() -> None:
     device = replace(entry, environment={"backend": "cuda"})
     assert recorded_spread(device).wider_than(0.01) is False
     assert recorded_spread(cpu).wider_than(0.1) is True
+
+
+def test_a_device_recordings_spread_is_its_device_time_and_host_time_when_compared() -> None:
+    # Host ticks 1.0 and 1.5 apart, device time steady: a device backend judges device time.
+    base = region(1, 1, 1, flops=ELEMENTWISE)
+    host_apart = replace(
+        pooled_entry(base, {"host_relative": (1.0, 1.5), "device_us": (1.0, 1.0)}),
+        environment={"backend": "cuda"},
+    )
+    assert not recorded_spread(host_apart).wider_than(0.01)
+    # Under --neuron-profile-compare-host its host time is judged too, by the ticks.
+    assert host_relative_offsets(host_apart) == pytest.approx(
+        (
+            recorded_spread(host_apart, host_too=True).fast,
+            recorded_spread(host_apart, host_too=True).slow,
+        )
+    )
+    assert recorded_spread(host_apart, host_too=True).wider_than(0.1)
+    # Device time apart, host ticks steady: the device spread, whatever the ticks say.
+    device_apart = replace(
+        pooled_entry(base, {"host_relative": (1.0, 1.0), "device_us": (1.0, 1.5)}),
+        environment={"backend": "cuda"},
+    )
+    fast, slow = plain_offsets(list(device_apart.device_us.samples), 2)
+    got = recorded_spread(device_apart)
+    assert (got.fast, got.slow) == pytest.approx((fast, slow))
+    assert recorded_spread(device_apart, host_too=True).wider_than(0.1)
+
+
+def host_relative_offsets(entry: Entry) -> tuple[float, float]:
+    assert entry.host_relative is not None
+    return plain_offsets(list(entry.host_relative.samples), entry.processes)
