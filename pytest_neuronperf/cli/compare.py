@@ -11,6 +11,7 @@ from pathlib import Path
 from ..escape import terminal
 from ..gate.pairs import rows
 from ..reports import diff, diff_render
+from ..reports.fit import terminal_width
 from ..reports.json import Report, ReportError, load, write_atomic
 from ..settings import defaults
 from .tolerance import read_tolerance
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         return _error(why)
     found = rows(base.records, new.records, tolerance, str(base.path))
     if args.markdown != "-":
-        print(terminal(diff_render.text(found, base, new)), end="")
+        print(terminal(diff_render.text(found, base, new, terminal_width())), end="")
     if args.markdown:
         comment = diff_render.markdown(found, base, new)
         if args.markdown == "-":

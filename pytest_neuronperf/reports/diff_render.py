@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ..escape import md_cell, md_code, md_text
+from ..escape import md_cell, md_code, md_text, terminal
 from .diff import CONDITIONS, Row, count_cell, counts, memory_cell, ordered, time_cell
+from .fit import wrap
 from .json import Report
 from .terminal import tabulate
 
@@ -64,24 +65,51 @@ def summary(found: Sequence[Row]) -> str:
     return ", ".join(parts) + f" of {n} region{'s' if n != 1 else ''}" if parts else "no regions"
 
 
-def text(found: Sequence[Row], base: Report, new: Report) -> str:
+def text(found: Sequence[Row], base: Report, new: Report, width: int | None = None) -> str:
+    """The table, one line a region, where it fits ``width``; else one block a region, its
+    cells one a line under its status, test and region, every line wrapped to ``width``."""
+    memory = _memory(found)
+    # Escaped before laying out: an escape is wider than the character it shows.
+    rows = [[terminal(c) for c in _cells(r, memory)] for r in ordered(found)]
+    table = tabulate(rows, headers=_headers(found), tablefmt="simple", disable_numparse=True)
+    if width is not None and max(map(len, table.splitlines())) > width:
+        table = "\n".join(_block(cells, _headers(found)) for cells in rows)
     lines = [
         f"neuronperf compare: {base.name()} -> {new.name()}",
         summary(found),
         "",
-        tabulate(
-            [_cells(r, _memory(found)) for r in ordered(found)],
-            headers=_headers(found),
-            tablefmt="simple",
-            disable_numparse=True,
-        ),
-        "(the verdict rests on the time without a note: host µs on host-timed backends)",
+        table,
+        _JUDGED,
     ]
     for r in ordered(found):
         if r.status in _BAD and r.sentences:
             lines += ["", f"{r.status}: {r.test_id} [{r.region}]"]
             lines += [f"  {s}" for s in r.sentences]
+    if width is not None:
+        lines = [w for t in lines for line in t.split("\n") for w in _wrapped(line, width)]
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(line: str, width: int) -> list[str]:
+    # An indented line's continuations sit deeper, under its first word.
+    return wrap(terminal(line), width, "    " if line.startswith("  ") else "  ")
+
+
+# Which time a region's verdict rests on: the one whose cell ends in a verdict.
+_JUDGED = (
+    "(each verdict rests on the time marked regressed, improved or within noise: host µs on "
+    "host-timed backends, device µs elsewhere)"
+)
+
+
+def _block(cells: list[str], headers: list[str]) -> str:
+    """One region as lines: its status, test and region, then each other cell by name."""
+    status, test, region, *rest = cells
+    named = [
+        f"  {h} {c}" if h != "op diff" else f"  {h}: {c}"
+        for h, c in zip(headers[3:], rest, strict=True)
+    ]
+    return "\n".join([f"{status}  {test} [{region}]", *named])
 
 
 def _md(value: object) -> str:

@@ -48,12 +48,12 @@ def elide_apart(texts: Sequence[str], width: int) -> dict[str, str]:
     return {t: elide_test_id(t, width, ids) for t in ids}
 
 
-def wrap(line: str, width: int) -> list[str]:
+def wrap(line: str, width: int, indent: str = "  ") -> list[str]:
     """One sentence as lines of at most ``width``, continuation lines indented."""
     if len(line) <= width:
         return [line]
     return textwrap.wrap(
-        line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False
+        line, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
     ) or [line[:width]]
 
 

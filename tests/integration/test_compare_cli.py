@@ -5,6 +5,7 @@ whose samples were scaled (said where done); bad input is one line and exit 2.""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,12 @@ def reports(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple
     return pytester.path / "base.json", pytester.path / "new.json"
 
 
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One line a region: the table's layout (the narrow one: test_the_table_fits_...).
+    monkeypatch.setenv("COLUMNS", "400")
+
+
 def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
     status = main(["compare", *map(str, args)])
     out, err = capsys.readouterr()
@@ -63,6 +70,23 @@ def test_compare_names_the_regression_with_its_op_diff(
     # Three rounds a side: times shown, not judged.
     assert "(too few rounds to judge)" in rows[1]
     assert "dispatched 6 ops, baseline 1" in out
+
+
+def test_the_table_fits_a_narrow_terminal_one_block_a_region(
+    reports: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    _, out, _ = _run(capsys, *reports)
+    assert max(map(len, out.splitlines())) <= 80
+    blocks = out.split("\n\n")[1].split("\n(each verdict")[0]
+    rmsnorm, relu = (" ".join(b.split()) for b in re.split(r"\n(?=\S)", blocks))
+    assert rmsnorm.startswith("regressed test_model.py::test_fused [rmsnorm] ops 1 → 6")
+    assert "op diff: + aten::mul ×3" in rmsnorm and "- aten::rms_norm ×1" in rmsnorm
+    assert relu.startswith("same test_model.py::test_plain [relu]")
+    assert "(too few rounds to judge)" in relu
+    # Wide enough, one line a region.
+    monkeypatch.setenv("COLUMNS", "400")
+    assert _rows(_run(capsys, *reports)[1])[0].startswith("regressed")
 
 
 def test_fail_on_sets_the_exit_status(
