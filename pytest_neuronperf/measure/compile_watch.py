@@ -10,6 +10,10 @@ moves the watch still counts nothing wrongly, it only loses the reasons. Recompi
 ``measuring()`` are the warm-up's: the first calls of a callable recompile a code object
 another test compiled first (closures under one decorator share it), so they are reported,
 never budgeted.
+
+And what Dynamo does without a word: a torch.compile'd callable whose measured rounds ran
+no compiled graph ran eagerly (ran_eagerly), as Dynamo runs a function that hit its
+recompile limit earlier in the process, so that the op counts it leaves are explained.
 """
 
 from __future__ import annotations
@@ -113,6 +117,22 @@ class CompileWatch:
             return original(tx, code_options, reason, exc)
 
         translator.log_graph_break = recording
+
+
+def ran_eagerly(fn: Any, name: str, compiled_regions: list[str]) -> tuple[str, ...]:
+    """A note when ``fn`` is a torch.compile'd function or module and none of its measured
+    rounds ran a compiled graph; else nothing."""
+    if compiled_regions or "torch._dynamo" not in sys.modules:
+        return ()
+    if getattr(fn, "_torchdynamo_orig_callable", None) is None:
+        return ()
+    return (
+        f"torch.compile: {name!r} is compiled, but no compiled graph ran in its measured "
+        "rounds: Dynamo ran it eagerly, as it does once a function has hit "
+        "torch._dynamo.config.recompile_limit earlier in this process (another test may "
+        "have called it with many shapes or constants), or where compilation is disabled; "
+        "its ops are the eager ones",
+    )
 
 
 def _first(reasons: list[str], prefix: str, most: int) -> list[str]:

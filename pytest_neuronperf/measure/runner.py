@@ -33,7 +33,7 @@ from ..trace.events import KinetoNode, kineto_nodes
 from ..trace.offline import gc_paused
 from ..trace.summary import summarize
 from ..work.peaks import PeakTable
-from .compile_watch import CompileWatch
+from .compile_watch import CompileWatch, ran_eagerly
 from .errors import MeasureError
 from .export import TracePaths, export_trace, trace_lines
 from .heap import fix_heap
@@ -206,7 +206,7 @@ class Runner:
         measurement = replace(
             measurement,
             recompiles=max(measurement.recompiles, watch.recompiles),
-            compile_notes=watch.notes(),
+            compile_notes=(*watch.notes(), *measurement.compile_notes),
             # Host time is sampled over the window: a baseline is judged only against
             # measurements sampled the same way (compare.py).
             environment={**measurement.environment, WINDOW_KEY: f"{self.window:g}"},
@@ -347,6 +347,8 @@ class Runner:
         measurement = self._measurement_of(
             analysed, run, sampled, warm, test_id=test_id, name=name, warmup=warmup
         )
+        compiled = [c for r in analysed.rounds for c in r.compiled_regions]
+        measurement = replace(measurement, compile_notes=ran_eagerly(call.fn, name, compiled))
         measurement = replace(measurement, **host_fields(
             sampled, plan, self.threads, self._floor(measurement)
         ))  # fmt: skip

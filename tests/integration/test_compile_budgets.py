@@ -101,6 +101,47 @@ def test_a_recompile_of_the_first_calls_is_warm_up_in_either_order(
     result.stdout.fnmatch_lines(["recompiled in warm-up (not budgeted): *scale*"])
 
 
+# A function that hit Dynamo's recompile limit in one test runs eagerly, silently, in the
+# next: the region's ops are the eager ones, and the report says why.
+LIMIT_HIT = """
+import pytest, torch
+
+def scale(x, k):
+    return x * k + 1
+
+cs = torch.compile(scale, backend="eager", dynamic=False)
+
+def test_many_ks():
+    for k in range(12):
+        cs(torch.randn(8, 8), k)
+
+@pytest.mark.neuron_budget(max_ops=1)
+def test_new_k(neuron_profile):
+    neuron_profile(cs, torch.randn(8, 8), 100, name="k100")
+"""
+
+
+@pytest.mark.slow  # torch.compile
+@pytest.mark.parametrize("first", ["test_many_ks", "test_new_k"])
+def test_a_compiled_function_run_eagerly_says_why(pytester: pytest.Pytester, first: str) -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()  # no code object compiled by an earlier test of this process
+    path = pytester.makepyfile(test_limit=LIMIT_HIT)
+    ids = [f"{path.name}::{n}" for n in (first, *{"test_many_ks", "test_new_k"} - {first})]
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--neuron-profile", *ids)
+    said = "*'k100' is compiled, but no compiled graph ran in its measured rounds*"
+    if first == "test_new_k":
+        result.assert_outcomes(passed=2)
+        result.stdout.no_fnmatch_line(said)
+        return
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*'k100' dispatched 2 ops, budget max_ops=1*"])
+    text = " ".join(result.stdout.str().split())  # as wrapped to the terminal's width
+    assert "torch.compile: 'k100' is compiled, but no compiled graph ran" in text
+    assert "torch._dynamo.config.recompile_limit earlier in this process" in text
+
+
 @pytest.mark.parametrize("marker", ["max_graph_breaks=-1", "max_recompiles=1.5"])
 def test_bad_compile_budget_is_a_usage_error(pytester: pytest.Pytester, marker: str) -> None:
     pytester.makepyfile(
