@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..stats import CONFIDENCE, MIN_ROUNDS, Stats, median_interval
+from ..words import counted
 from .collectives import budget_excess
 from .marker import Budget, fmt_limit
 from .memory import memory_breaches
@@ -99,8 +100,8 @@ def _ran_nothing(budget: Budget, m: Measurement) -> Violation:
 def _count_violations(budget: Budget, m: Measurement) -> list[Violation]:
     out: list[Violation] = []
     for metric, limit, count, verb, what in (
-        ("max_ops", budget.max_ops, m.ops, "dispatched", "ops"),
-        ("max_kernels", budget.max_kernels, m.kernels, "ran", "kernels"),
+        ("max_ops", budget.max_ops, m.ops, "dispatched", "op"),
+        ("max_kernels", budget.max_kernels, m.kernels, "ran", "kernel"),
     ):
         if limit is not None and count > limit:
             out.append(
@@ -109,7 +110,7 @@ def _count_violations(budget: Budget, m: Measurement) -> list[Violation]:
                     metric,
                     limit,
                     count,
-                    f"neuron_budget: region {m.region!r} {verb} {count} {what}, "
+                    f"neuron_budget: region {m.region!r} {verb} {counted(count, what)}, "
                     f"budget {metric}={limit}",
                 )
             )
@@ -128,9 +129,9 @@ def _first_reasons(reasons: list[str]) -> str:
 def _compile_violations(budget: Budget, m: Measurement) -> list[Violation]:
     out: list[Violation] = []
     for metric, limit, count, what, prefix in (
-        ("max_graph_breaks", budget.max_graph_breaks, m.graph_breaks, "graph breaks",
+        ("max_graph_breaks", budget.max_graph_breaks, m.graph_breaks, "graph break",
          "graph break:"),
-        ("max_recompiles", budget.max_recompiles, m.recompiles, "recompilations",
+        ("max_recompiles", budget.max_recompiles, m.recompiles, "recompilation",
          "recompiled:"),
     ):  # fmt: skip
         if limit is not None and count > limit:
@@ -142,7 +143,7 @@ def _compile_violations(budget: Budget, m: Measurement) -> list[Violation]:
                     metric,
                     limit,
                     count,
-                    f"neuron_budget: region {m.region!r} had {count} {what}, "
+                    f"neuron_budget: region {m.region!r} had {counted(count, what)}, "
                     f"budget {metric}={limit} ({why})",
                 )
             )

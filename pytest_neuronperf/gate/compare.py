@@ -12,6 +12,7 @@ from ..model import NOT_COMPARABLE_NOTE as NOT_COMPARABLE_NOTE
 from ..model import BaselineStatus, Measurement, TimeJudged
 from ..stats import TimeChange
 from ..trace.summary import op_diff_text
+from ..words import counted
 from .collectives import compare_collectives
 from .memory import compare_memory
 from .times import PREFIX as _PREFIX
@@ -219,11 +220,11 @@ def _judge_counts(entry: Entry, m: Measurement, found: _Findings) -> None:
     """Ops and kernels, exact: more fails, fewer is a gain, the same number of other ops
     is a note."""
     for what, verb, now, then, now_counts, then_counts in (
-        ("ops", "dispatched", m.ops, entry.ops, m.op_counts, entry.op_counts),
-        ("kernels", "ran", m.kernels, entry.kernels, m.kernel_counts, entry.kernel_counts),
+        ("op", "dispatched", m.ops, entry.ops, m.op_counts, entry.op_counts),
+        ("kernel", "ran", m.kernels, entry.kernels, m.kernel_counts, entry.kernel_counts),
     ):
         sentence = (
-            f"{_PREFIX}: region {m.region!r} {verb} {now} {what}, baseline {then} "
+            f"{_PREFIX}: region {m.region!r} {verb} {counted(now, what)}, baseline {then} "
             f"({op_diff_text(then_counts, now_counts)})"
         )
         if now != then:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..escape import terminal
 from ..measure.settle import SETTLED_FAULTS
 from ..model import Measurement, Work
+from ..words import counted
 from .collectives import collective_lines
 from .fit import fit_table, wrap
 from .memory import extra_rows, memory_line, op_allocated
@@ -154,7 +155,8 @@ def _wrap_all(text: str, width: int) -> list[str]:
 
 def _detail_lines(m: Measurement, table: str) -> list[str]:
     lines = [
-        f"region {m.region!r} on {m.device_kind}: {m.ops} ops, {m.kernels} kernels, "
+        f"region {m.region!r} on {m.device_kind}: {counted(m.ops, 'op')}, "
+        f"{counted(m.kernels, 'kernel')}, "
         f"device {device_cell(m)} µs, host {us(m.host_us.median)} µs "
         f"({_rounds_text(m)})",
         table,
@@ -194,7 +196,11 @@ def _detail_lines(m: Measurement, table: str) -> list[str]:
         lines.append(f"ops varied across rounds: {variant}")
     lines.extend(collective_lines(m))
     if m.graph_breaks or m.recompiles:
-        lines.append(f"torch.compile: {m.graph_breaks} graph breaks, {m.recompiles} recompilations")
+        breaks, recompiles = (
+            counted(m.graph_breaks, "graph break"),
+            counted(m.recompiles, "recompilation"),
+        )
+        lines.append(f"torch.compile: {breaks}, {recompiles}")
     lines.extend(m.compile_notes)
     return lines
 

@@ -97,7 +97,7 @@ def _wrapped(line: str, width: int) -> list[str]:
 
 # Which time a region's verdict rests on: the one whose cell ends in a verdict.
 _JUDGED = (
-    "(each verdict rests on the time marked regressed, improved or within noise: host µs on "
+    "(each region is judged on the time whose cell ends in its verdict: host µs on "
     "host-timed backends, device µs elsewhere)"
 )
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..model import APART_NOTE, NOT_COMPARABLE_NOTE, BaselineStatus, Record
 from ..names import elide
+from ..words import counted
 from .fit import wrap
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def _footer(
             lines.append(f"baselines up to date: {path} not rewritten")
         return lines
     if by_status["new"]:
-        text = f"{_n(by_status['new'], 'new measurement')}: run {_RUN_UPDATE} to record them"
+        text = f"{counted(by_status['new'], 'new measurement')}: run {_RUN_UPDATE} to record them"
         if any(r.measurement.backend == "cpu" for r in records):
             # Host-timed: one recording process carries its own offset (record.py).
             text += f" ({_RECORD} pools several recording processes, steadier on CPU)"
@@ -77,7 +78,7 @@ def _footer(
     if by_status["improved"] or by_status["changed"]:
         moved = by_status["improved"] + by_status["changed"]
         lines.append(
-            f"{_n(moved, 'measurement')} improved or changed: run {_RUN_UPDATE} to keep them"
+            f"{counted(moved, 'measurement')} improved or changed: run {_RUN_UPDATE} to keep them"
         )
     if by_status[BaselineStatus.NOT_COMPARABLE]:
         lines.append(_not_comparable(records, by_status[BaselineStatus.NOT_COMPARABLE]))
@@ -86,15 +87,15 @@ def _footer(
         lines.append(_apart(apart))
     if by_status["regressed"]:
         lines.append(
-            f"{_n(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
+            f"{counted(by_status['regressed'], 'measurement')} regressed: fix the code, or accept "
             f"the new figures with {_RUN_UPDATE}"
         )
     if stale:
         shown = (f"{elide(t, 80)} [{elide(r, 40)}]" for t, r in stale[:3])
         names = ", ".join(shown) + (", ..." if len(stale) > 3 else "")
         lines.append(
-            f"{_n(len(stale), 'stale baseline entry', 'stale baseline entries')} (test or region "
-            f"no longer exists: {names}): run {_RUN_UPDATE} to remove them"
+            f"{counted(len(stale), 'stale baseline entry', 'stale baseline entries')} (test "
+            f"or region no longer exists: {names}): run {_RUN_UPDATE} to remove them"
         )
     return lines
 
@@ -111,7 +112,7 @@ def _not_comparable(records: Sequence[Record], count: int) -> str:
         }
     )
     return (
-        f"{_n(count, 'measurement')} not comparable with {'its' if count == 1 else 'their'} "
+        f"{counted(count, 'measurement')} not comparable with {'its' if count == 1 else 'their'} "
         f"baseline ({'; '.join(reasons)}): not judged, and no test failed for it; run "
         f"{_RUN_UPDATE} to record them as they are measured now"
     )
@@ -123,7 +124,7 @@ def _apart(records: Sequence[Record]) -> str:
     names = ", ".join(elide(r.measurement.region, 40) for r in records[:3])
     names += ", ..." if len(records) > 3 else ""
     return (
-        f"{_n(len(records), 'time change')} past the tolerance stayed within how far "
+        f"{counted(len(records), 'time change')} past the tolerance stayed within how far "
         f"{'its' if len(records) == 1 else 'their'} baseline's recording processes ran "
         f"apart ({names}): judged the same; {_RECORD} on a quieter machine records a "
         "steadier baseline"
@@ -137,15 +138,11 @@ def _recorded_apart(apart: Sequence[tuple[str, str, str]]) -> str:
     names += ", ..." if len(apart) > 3 else ""
     one = len(apart) == 1
     return (
-        f"{_n(len(apart), 'pooled region')}: {'its' if one else 'their'} recording processes "
+        f"{counted(len(apart), 'pooled region')}: {'its' if one else 'their'} recording processes "
         f"ran further apart than the tolerance ({names}): a later time change counts only "
         f"past the tolerance beyond that spread; record {'it' if one else 'them'} again on "
         "a quieter machine to gate closer"
     )
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def _pooled(plan: UpdatePlan) -> str:

@@ -12,6 +12,7 @@ from html import escape
 from ..model import OpRow, Record
 from ..names import elide, elide_test_id
 from ..trace.summary import op_diff
+from ..words import counted
 from .change import baseline_text
 from .charts import fusion, roofline, svg
 from .charts import memory as memory_chart
@@ -358,7 +359,8 @@ def _region(
         f'<section id="{_anchor(i)}" class="region">'
         f"<h3>{_chips(r)} <code>{escape(m.test_id)}</code> region "
         f"<code>{escape(m.region)}</code></h3>"
-        f"<p>{m.ops} ops, {m.kernels} kernels, device {escape(device_cell(m))} µs, "
+        f"<p>{counted(m.ops, 'op')}, {counted(m.kernels, 'kernel')}, "
+        f"device {escape(device_cell(m))} µs, "
         f"host {m.host_us.median:,.1f} µs, median of {m.rounds} rounds, status "
         f"<b>{escape(r.status)}</b></p>"
         + (f"<ul>{problems}</ul>" if problems else "")

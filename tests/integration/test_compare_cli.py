@@ -78,7 +78,7 @@ def test_the_table_fits_a_narrow_terminal_one_block_a_region(
     monkeypatch.setenv("COLUMNS", "80")
     _, out, _ = _run(capsys, *reports)
     assert max(map(len, out.splitlines())) <= 80
-    blocks = out.split("\n\n")[1].split("\n(each verdict")[0]
+    blocks = out.split("\n\n")[1].split("\n(each region is judged")[0]
     rmsnorm, relu = (" ".join(b.split()) for b in re.split(r"\n(?=\S)", blocks))
     assert rmsnorm.startswith("regressed test_model.py::test_fused [rmsnorm] ops 1 → 6")
     assert "op diff: + aten::mul ×3" in rmsnorm and "- aten::rms_norm ×1" in rmsnorm

@@ -56,7 +56,7 @@ def test_compile_budgets_fail_with_dynamo_reasons_and_pass_when_clean(
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
-            "*neuron_budget: region 'breaking' had 1 graph breaks, budget max_graph_breaks=0 "
+            "*neuron_budget: region 'breaking' had 1 graph break, budget max_graph_breaks=0 "
             "(graph break: Call to `torch._dynamo.graph_break()`*",
             "*neuron_budget: region 'scale' had * recompilations, budget max_recompiles=0 "
             "(recompiled: *s == '*",
@@ -188,7 +188,7 @@ def test_a_data_dependent_branch_names_dynamos_reason_and_the_users_line(
     line = BRANCHING.strip().splitlines().index("    if y.sum() > 0:") + 1  # as written
     result.stdout.fnmatch_lines_random(
         [
-            "*region 'branching' had 1 graph breaks*(graph break: Data-dependent branching*",
+            "*region 'branching' had 1 graph break*(graph break: Data-dependent branching*",
             f"graph break: Data-dependent branching*) at test_branching.py:{line}",
         ]
     )

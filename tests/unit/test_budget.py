@@ -130,7 +130,7 @@ def test_compile_budgets_count_zero_and_give_dynamos_reasons() -> None:
     assert metrics(neuron_budget(max_recompiles=0), m) == []
     (v,) = check(neuron_budget(max_graph_breaks=0), [m])
     assert v.sentence == (
-        "neuron_budget: region 'r' had 1 graph breaks, budget max_graph_breaks=0 "
+        "neuron_budget: region 'r' had 1 graph break, budget max_graph_breaks=0 "
         "(graph break: print())"
     )
 

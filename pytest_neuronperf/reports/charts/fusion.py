@@ -16,6 +16,7 @@ from html import escape
 from ...model import Measurement, Record
 from ...names import elide
 from ...stats import MIN_ROUNDS, Stats, quantile, ratio_interval
+from ...words import counted
 from ..status import colour, gated_metric, status_of
 from . import svg
 
@@ -228,7 +229,7 @@ def _ops_panel(
         body.append(
             svg.el(
                 "rect",
-                svg.title(f"{names[j]}: {m.ops} ops, {m.kernels} kernels"),
+                svg.title(f"{names[j]}: {counted(m.ops, 'op')}, {counted(m.kernels, 'kernel')}"),
                 class_="fusion-ops",
                 x=x0,
                 y=y + 3,
