@@ -171,17 +171,25 @@ def _check_fields(doc: dict[str, Any], path: Path) -> None:
                 )
 
 
+# What to do about a path that holds no report.
+_WRITE_ONE = "write one with --neuron-profile-json=PATH"
+
+
 def load(path: Path) -> Report:
     """Reads a report of schema version 1 or 2. Raises ReportError, one line naming the
     file and what to do, for a file that is missing, not JSON or not such a report."""
     try:
         text = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
-        raise ReportError(f"{path}: no such file") from None
+        raise ReportError(f"{path}: no such file; {_WRITE_ONE}") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path}: is a directory; give a report file ({_WRITE_ONE})") from None
     except Refused as exc:
         # In a directory of reports, a FIFO or a device is no report: skipped, not read.
         raise ReportError(f"{path}: {exc}", not_a_report=not path.is_file()) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
         raise ReportError(f"{path}: cannot be read ({exc})") from None
     try:
         doc = json.loads(text)
@@ -193,8 +201,7 @@ def load(path: Path) -> Report:
         raise ReportError(f"{path}: not JSON a report can hold ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_ID:
         raise ReportError(
-            f'{path}: not a pytest-neuronperf report (no "schema": "{SCHEMA_ID}"); '
-            "write one with --neuron-profile-json=PATH",
+            f'{path}: not a pytest-neuronperf report (no "schema": "{SCHEMA_ID}"); {_WRITE_ONE}',
             not_a_report=True,
         )
     version = doc.get("schema_version")

@@ -86,9 +86,20 @@ def test_bad_files_are_one_line_naming_the_file(
         load(path)
     text = _one_line(exc)
     assert text.startswith(str(path)) and says in text
+    if says in ("no such file", "not a pytest-neuronperf report"):
+        assert text.endswith("; write one with --neuron-profile-json=PATH"), "what to do"
     # "no such file" is not a report either, but only a directory scan asks.
     if content is not None:
         assert exc.value.not_a_report is not_a_report
+
+
+def test_a_directory_is_no_report_and_says_so_without_errno(tmp_path: Path) -> None:
+    with pytest.raises(ReportError) as exc:
+        load(tmp_path)
+    assert _one_line(exc) == (
+        f"{tmp_path}: is a directory; give a report file (write one with "
+        "--neuron-profile-json=PATH)"
+    )
 
 
 def test_a_report_of_a_newer_schema_says_to_upgrade(tmp_path: Path) -> None:
