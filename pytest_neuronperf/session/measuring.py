@@ -158,7 +158,9 @@ class MeasuringSession:
                 "\n".join(w for s in verdict.sentences for w in wrap(s, width))
             )
             section = self._section(item.nodeid, verdict, measurements, width)
-            report.sections.append((SECTION, terminal(section)))
+            # First: above the captured output, which torch's debug logs can run to
+            # hundreds of lines.
+            report.sections.insert(0, (SECTION, terminal(section)))
         sections = [(name, quiet(name, text)) for name, text in report.sections]
         report.sections[:] = [(name, text) for name, text in sections if text.strip()]
         for record in verdict.records:

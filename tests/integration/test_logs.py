@@ -3,6 +3,7 @@ records; torch's own trace file (TORCH_TRACE) still gets them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,30 @@ def test_torch_trace_files_still_get_the_records(
     result.assert_outcomes(passed=1)
     [log] = (tmp_path / "trace").iterdir()
     assert '"dynamo_start"' in log.read_text()
+
+
+PERF_WITH_LOGS = """
+import logging, sys, pytest, torch
+
+@pytest.mark.neuron_budget(max_ops=0)
+def test_over(neuron_profile):
+    for i in range(200):
+        logging.getLogger("chatty").warning("debug line %d", i)
+        print("stderr line", i, file=sys.stderr)
+    neuron_profile(torch.relu, torch.ones(8), name="relu")
+"""
+
+
+def test_a_perf_failures_section_comes_before_the_captured_output(
+    pytester: pytest.Pytester,
+) -> None:
+    """A reviewer reads what failed first, not after hundreds of captured log lines."""
+    pytester.makepyfile(test_chatty=PERF_WITH_LOGS)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    found = re.search(r"^-+ neuronperf -+$", out, re.M)
+    assert found is not None, out[:2000]
+    ours = found.start()
+    assert ours < out.index("Captured stderr call") and ours < out.index("Captured log call")
+    assert out.index("region 'relu' on cpu") < out.index("debug line 0")
