@@ -71,6 +71,15 @@ class Budget:
         return ", ".join(parts) or "measure only"
 
 
+def _did_you_mean(unknown: list[str]) -> str:
+    """`` (did you mean max_ops?)`` for a name one typo from a known argument."""
+    import difflib
+
+    known = list(MARKER_SIGNATURE.parameters)
+    close = [m for name in unknown for m in difflib.get_close_matches(name, known, n=1)]
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
 def neuron_budget(
     *,
     max_device_us: float | None = None,
@@ -212,8 +221,8 @@ def budget_from_marker(args: Sequence[Any], kwargs: dict[str, Any], where: str) 
     unknown = sorted(set(kwargs) - set(MARKER_SIGNATURE.parameters))
     if unknown:
         raise BudgetError(
-            f"{where}: neuron_budget has no argument {', '.join(unknown)}; "
-            f"known: {', '.join(MARKER_SIGNATURE.parameters)}"
+            f"{where}: neuron_budget has no argument {', '.join(unknown)}"
+            f"{_did_you_mean(unknown)}; known: {', '.join(MARKER_SIGNATURE.parameters)}"
         )
     try:
         return neuron_budget(**kwargs)

@@ -247,7 +247,7 @@ def test_next(neuron_profile, xw):
 @pytest.mark.parametrize(
     ("marker", "message"),
     [
-        ("max_op=1", "*has no argument max_op; known: max_device_us, max_ops*"),
+        ("max_op=1", "*has no argument max_op (did you mean max_ops?); known: max_device_us*"),
         ("max_ops=-1", "*neuron_budget max_ops=-1: expected a whole number >= 0*"),
         ("max_kernels=-2", "*neuron_budget max_kernels=-2: expected a whole number >= 0*"),
         ("max_device_us='fast'", "*max_device_us='fast': expected a number of microseconds > 0*"),

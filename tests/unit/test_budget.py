@@ -202,8 +202,13 @@ def test_bad_limits_are_refused_with_what_to_write(kwargs: dict[str, Any], messa
 def test_the_marker_takes_known_keywords_only() -> None:
     with pytest.raises(BudgetError, match=r"t\.py::t: neuron_budget takes keyword arguments only"):
         budget_from_marker((5,), {}, "t.py::t")
-    with pytest.raises(BudgetError, match="neuron_budget has no argument max_op; known: "):
+    with pytest.raises(
+        BudgetError,
+        match=r"neuron_budget has no argument max_op \(did you mean max_ops\?\); known: ",
+    ):
         budget_from_marker((), {"max_op": 5}, "t.py::t")
+    with pytest.raises(BudgetError, match="neuron_budget has no argument speed; known: "):
+        budget_from_marker((), {"speed": 5}, "t.py::t")
     with pytest.raises(BudgetError, match=r"t.py::t: neuron_budget max_ops=-1"):
         budget_from_marker((), {"max_ops": -1}, "t.py::t")
     assert budget_from_marker((), {"max_ops": 5}, "t.py::t") == Budget(max_ops=5)
