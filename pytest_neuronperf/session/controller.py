@@ -3,6 +3,8 @@ the baseline file and the report files at the end, the terminal summary."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,13 +162,25 @@ def _write_progress(config: pytest.Config, line: str) -> None:
     line = terminal(line)  # a region or test name may hold control characters
     lines = wrap(line, terminal_width(config))
     if capture is None:
-        for part in lines:
-            reporter.write_line(part)
+        _between_progress(reporter, lines)
         return
     # Output capture holds file descriptor 1 during a test: step outside it briefly.
     with capture.global_and_fixture_disabled():
-        for part in lines:
-            reporter.write_line(part)
+        _between_progress(reporter, lines)
+
+
+def _between_progress(reporter: Any, lines: list[str]) -> None:
+    """Our lines on lines of their own, then the test file's progress prefix again, so
+    that pytest's dots go on after it rather than alone on a line."""
+    # pytest's terminal reporter keeps the file whose dots the current line holds (a
+    # path; a string under -v, whose lines pytest starts again itself).
+    before = getattr(reporter, "currentfspath", None)
+    for part in lines:
+        reporter.write_line(part)
+    start = getattr(reporter, "startpath", None)
+    if isinstance(before, Path) and isinstance(start, Path):
+        reporter.write(f"{os.path.relpath(before, start)} ")
+        reporter.currentfspath = before
 
 
 def _count(n: int, what: str) -> str:

@@ -101,6 +101,7 @@ def test_slow_phase_says_what_it_is_doing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_slow="""
 import time
+import torch
 from pytest_neuronperf.measure.progress import WATCH
 
 def slow(calls=[]):
@@ -115,15 +116,20 @@ def slow(calls=[]):
 
 def test_slow(neuron_profile):
     neuron_profile(slow)
+
+def test_after(neuron_profile):
+    neuron_profile(torch.relu, torch.ones(8))
 """
     )
     result = pytester.runpytest_inprocess(*FAST)
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
             "*neuronperf: test_slow.py::test_slow 'slow' first call (torch.compile compiles here): "
             "still running...",
             "*neuronperf: test_slow.py::test_slow 'slow' first call (*): took 2.* s",
+            # pytest's dots go on after the file's name again, not alone on a line.
+            "test_slow.py ..*100%]",
         ]
     )
     assert "timing 3 rounds" not in result.stdout.str()  # fast phases stay quiet
