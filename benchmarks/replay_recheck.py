@@ -24,14 +24,12 @@ pool for an unchanged region to stay inside the tolerance at three standard devi
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 from statistics import stdev
 
-from replay_recording_processes import RULES, pooled, processes, verdict
+from replay_recording_processes import RULES, Processes, kept_run, pooled, verdict
 from replay_time_rules import _raw_not_against
 from tabulate import tabulate
 
@@ -68,46 +66,13 @@ def final(entry: Entry, group: list[Measurement], look: str, tolerance: float) -
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("--tolerance", type=float, default=0.1)
-    args = parser.parse_args()
-    unchanged, slowed = processes(args.directory, "a"), processes(args.directory, "b")
-    if not unchanged or not slowed:
-        raise SystemExit(f"{args.directory}: no a-*.json and b-*.json (bench_models.py --keep)")
-    rows = []
-    for r in RECORDING:
-        for k in RECHECKS:
-            for look in LOOKS:
-                counts, fewest = Counter[str](), len(slowed)
-                for region in unchanged[0]:
-                    entry = replace(
-                        Entry.of(pooled([p[region] for p in unchanged[:r]])), processes=r
-                    )
-                    rest = [p[region] for p in unchanged[r:]]
-                    slow = [p[region] for p in slowed]
-                    caught = 0
-                    for seq, kind in ((rest, "a"), (slow, "b")):
-                        for i in range(len(seq)):
-                            group = [seq[(i + j) % len(seq)] for j in range(k + 1)]
-                            v = final(entry, group, look, args.tolerance)
-                            counts[kind] += 1
-                            if kind == "a":
-                                counts["false"] += v in ("regressed", "improved")
-                            else:
-                                caught += v == "regressed"
-                    counts["caught"] += caught
-                    fewest = min(fewest, caught)
-                rows.append(
-                    [
-                        r,
-                        k,
-                        look,
-                        f"{counts['false']}/{counts['a']}",
-                        f"{counts['caught']}/{counts['b']}",
-                        f"{fewest}/{len(slowed)}",
-                    ]
-                )
+    args, unchanged, slowed = kept_run(__doc__)
+    rows = [
+        [r, k, look, *judged(unchanged, slowed, r, k, look, args.tolerance)]
+        for r in RECORDING
+        for k in RECHECKS
+        for look in LOOKS
+    ]
     headers = ["recording", "rechecks", "first look", "A/A false", "+25% caught", "per model"]
     print(tabulate(rows, headers=headers, tablefmt="github"))
     print()
@@ -116,7 +81,35 @@ def main() -> int:
     return 0
 
 
-def needed(unchanged: list[dict[str, Measurement]], tolerance: float) -> list[list[object]]:
+def judged(
+    unchanged: Processes, slowed: Processes, r: int, k: int, look: str, tolerance: float
+) -> list[str]:
+    """A/A false, +25% caught and the fewest of one model caught, for a baseline of ``r``
+    processes and groups of one process and ``k`` rechecks."""
+    counts, fewest = Counter[str](), len(slowed)
+    for region in unchanged[0]:
+        entry = replace(Entry.of(pooled([p[region] for p in unchanged[:r]])), processes=r)
+        rest = [p[region] for p in unchanged[r:]]
+        slow = [p[region] for p in slowed]
+        verdicts = {
+            kind: [final(entry, [seq[(i + j) % len(seq)] for j in range(k + 1)], look, tolerance)
+                   for i in range(len(seq))]
+            for kind, seq in (("a", rest), ("b", slow))
+        }  # fmt: skip
+        counts["a"] += len(verdicts["a"])
+        counts["false"] += sum(v in ("regressed", "improved") for v in verdicts["a"])
+        caught = sum(v == "regressed" for v in verdicts["b"])
+        counts["b"] += len(verdicts["b"])
+        counts["caught"] += caught
+        fewest = min(fewest, caught)
+    return [
+        f"{counts['false']}/{counts['a']}",
+        f"{counts['caught']}/{counts['b']}",
+        f"{fewest}/{len(slowed)}",
+    ]
+
+
+def needed(unchanged: Processes, tolerance: float) -> list[list[object]]:
     """Per model and figure: its spread between processes, and the processes per side it
     would take to gate it at ``tolerance`` (the module's docstring)."""
     out: list[list[object]] = []

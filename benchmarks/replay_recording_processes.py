@@ -69,14 +69,23 @@ def verdict(entry: Entry, m: Measurement, rule: str, tolerance: float) -> str:
     return judged.verdict if judged is not None else ""
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+Processes = list[dict[str, Measurement]]
+
+
+def kept_run(description: str) -> tuple[argparse.Namespace, Processes, Processes]:
+    """The command line's options, and its kept run's unchanged and slowed processes."""
+    parser = argparse.ArgumentParser(description=description.split("\n")[0])
     parser.add_argument("directory", type=Path)
     parser.add_argument("--tolerance", type=float, default=0.1)
     args = parser.parse_args()
     unchanged, slowed = processes(args.directory, "a"), processes(args.directory, "b")
     if not unchanged or not slowed:
         raise SystemExit(f"{args.directory}: no a-*.json and b-*.json (bench_models.py --keep)")
+    return args, unchanged, slowed
+
+
+def main() -> int:
+    args, unchanged, slowed = kept_run(__doc__)
     rows = []
     for r in RECORDING:
         for c in COMPARING:
