@@ -3,8 +3,6 @@ the baseline file and the report files at the end, the terminal summary."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +16,9 @@ from ..reports.footer import baseline_footer
 from ..reports.status import FAILED, status_of
 from ..reports.terminal import header_line, summary_table
 from ..reports.write import write_reports
+from ..words import counted
 from .measuring import JUNIT_PREFIX, MeasuringSession, records_of
+from .progress import resume_progress, write_progress
 from .worker import COLLECTED
 
 
@@ -60,7 +60,7 @@ class Controller:
 
     @staticmethod
     def progress(config: pytest.Config) -> Writer:
-        return lambda line: _write_progress(config, line)
+        return lambda line: write_progress(config, line)
 
     @property
     def records(self) -> list[Record]:
@@ -70,6 +70,8 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Fires here for xdist workers' reports as well: one table whichever process measured.
         self.attempts.log(report)
+        # Before the terminal reporter writes this result (tryfirst).
+        resume_progress(self.session.config, report)
 
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown without xdist installed
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -111,7 +113,7 @@ class Controller:
         if not self.settings.enabled:
             over = [r for r in records if r.status == Status.OVER_BUDGET]
             for line in wrap(
-                f"neuronperf: {_count(len(records), 'budgeted measurement')}, "
+                f"neuronperf: {counted(len(records), 'budgeted measurement')}, "
                 f"{len(over)} over budget "
                 "(run with --neuron-profile for the report)",
                 width,
@@ -152,36 +154,3 @@ class Controller:
                 apart=b.apart,
             )
         return lines + self.problems
-
-
-def _write_progress(config: pytest.Config, line: str) -> None:
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None:
-        return
-    line = terminal(line)  # a region or test name may hold control characters
-    lines = wrap(line, terminal_width(config))
-    if capture is None:
-        _between_progress(reporter, lines)
-        return
-    # Output capture holds file descriptor 1 during a test: step outside it briefly.
-    with capture.global_and_fixture_disabled():
-        _between_progress(reporter, lines)
-
-
-def _between_progress(reporter: Any, lines: list[str]) -> None:
-    """Our lines on lines of their own, then the test file's progress prefix again, so
-    that pytest's dots go on after it rather than alone on a line."""
-    # pytest's terminal reporter keeps the file whose dots the current line holds (a
-    # path; a string under -v, whose lines pytest starts again itself).
-    before = getattr(reporter, "currentfspath", None)
-    for part in lines:
-        reporter.write_line(part)
-    start = getattr(reporter, "startpath", None)
-    if isinstance(before, Path) and isinstance(start, Path):
-        reporter.write(f"{os.path.relpath(before, start)} ")
-        reporter.currentfspath = before
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"

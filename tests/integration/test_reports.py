@@ -128,10 +128,17 @@ def test_after(neuron_profile):
             "*neuronperf: test_slow.py::test_slow 'slow' first call (torch.compile compiles here): "
             "still running...",
             "*neuronperf: test_slow.py::test_slow 'slow' first call (*): took 2.* s",
-            # pytest's dots go on after the file's name again, not alone on a line.
-            "test_slow.py ..*100%]",
         ]
     )
+    # pytest's dots go on after the file's name again, right after our lines: neither alone
+    # on a line nor after a name left between them.
+    lines = result.stdout.lines
+    running = next(i for i, line in enumerate(lines) if line.endswith("still running..."))
+    took = next(i for i, line in enumerate(lines) if ": took 2." in line)
+    assert lines[running - 1].strip() == "test_slow.py", lines[running - 1 : took + 2]
+    assert not any(line.startswith("test_slow.py") for line in lines[running:took])
+    after = lines[took + 1]
+    assert after.startswith("test_slow.py ..") and after.endswith("100%]"), after
     assert "timing 3 rounds" not in result.stdout.str()  # fast phases stay quiet
 
 
