@@ -259,6 +259,26 @@ def alternated(
     return seen
 
 
+def alternated_in_project(
+    processes: int, modes: Sequence[str], one: Callable[[Path, str], dict[str, T]]
+) -> dict[tuple[str, str], list[T]]:
+    """``alternated`` over fresh processes of this suite, in a project made for the run:
+    ``one(project, mode)`` runs one."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = models_project(Path(tmp))
+        return alternated(processes, modes, lambda mode: one(project, mode))
+
+
+def spread_cells(host: Sequence[float], tick: Sequence[float]) -> list[str]:
+    """Per-process host medians and medians against a tick as table cells: the host range,
+    slowest over fastest, and the same against the tick."""
+    return [
+        f"{min(host):,.0f}-{max(host):,.0f}",
+        f"{max(host) / min(host):.2f}",
+        f"{max(tick) / min(tick):.2f}",
+    ]
+
+
 def judging_tick(m: dict[str, Any]) -> float:
     """A measurement's median against the tick that judges a model: the millisecond one
     where it was timed, else the memory-bound one."""

@@ -14,7 +14,6 @@ of the medians against the memory tick, and the median page faults of a measured
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 from statistics import median
 
@@ -43,11 +42,9 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--models", default="rmsnorm,mlp,llama_fwd")
     opts = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        project = bench_models.models_project(Path(tmp))
-        seen = bench_models.alternated(
-            opts.processes, MODES, lambda mode: one_process(project, mode, opts.models)
-        )
+    seen = bench_models.alternated_in_project(
+        opts.processes, MODES, lambda project, mode: one_process(project, mode, opts.models)
+    )
     rows = []
     for (model, mode), figures in sorted(seen.items()):
         host = [h for h, _, _ in figures]
@@ -56,9 +53,7 @@ def main() -> None:
             [
                 model,
                 mode,
-                f"{min(host):,.0f}-{max(host):,.0f}",
-                f"{max(host) / min(host):.2f}",
-                f"{max(tick) / min(tick):.2f}",
+                *bench_models.spread_cells(host, tick),
                 f"{median(f for _, _, f in figures):.0f}",
             ]
         )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from pathlib import Path
 from statistics import median
 
@@ -52,11 +51,9 @@ def main() -> None:
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         parser.error(f"--modes {','.join(unknown)}: unknown; choose from {', '.join(MODES)}")
-    with tempfile.TemporaryDirectory() as tmp:
-        project = bench_models.models_project(Path(tmp))
-        seen = bench_models.alternated(
-            opts.processes, modes, lambda mode: one_process(project, mode, opts.models)
-        )
+    seen = bench_models.alternated_in_project(
+        opts.processes, modes, lambda project, mode: one_process(project, mode, opts.models)
+    )
     rows = []
     for (model, mode), figures in sorted(seen.items()):
         host = [h for h, _ in figures]
@@ -66,9 +63,7 @@ def main() -> None:
             [
                 model,
                 mode,
-                f"{min(host):,.0f}-{max(host):,.0f}",
-                f"{max(host) / min(host):.2f}",
-                f"{max(tick) / min(tick):.2f}",
+                *bench_models.spread_cells(host, tick),
                 " ".join(f"{t / mid:.2f}" for t in tick),
             ]
         )
