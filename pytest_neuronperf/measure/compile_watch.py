@@ -119,12 +119,15 @@ class CompileWatch:
         translator.log_graph_break = recording
 
 
-def ran_eagerly(fn: Any, name: str, compiled_regions: list[str]) -> tuple[str, ...]:
-    """A note when ``fn`` is a torch.compile'd function or module and none of its measured
-    rounds ran a compiled graph; else nothing."""
-    if compiled_regions or "torch._dynamo" not in sys.modules:
+def ran_eagerly(fn: Any, name: str, compiled_regions: list[str], ops: int) -> tuple[str, ...]:
+    """A note when ``fn`` is a torch.compile'd function or module whose measured rounds
+    dispatched ops and ran no compiled graph; else nothing."""
+    if compiled_regions or not ops or "torch._dynamo" not in sys.modules:
         return ()
-    if getattr(fn, "_torchdynamo_orig_callable", None) is None:
+    # torch.compiler.disable's wrapper carries the same attribute: eager by the user's word.
+    if getattr(fn, "_torchdynamo_orig_callable", None) is None or getattr(
+        fn, "_torchdynamo_disable", False
+    ):
         return ()
     return (
         f"torch.compile: {name!r} is compiled, but no compiled graph ran in its measured "

@@ -348,7 +348,8 @@ class Runner:
             analysed, run, sampled, warm, test_id=test_id, name=name, warmup=warmup
         )
         compiled = [c for r in analysed.rounds for c in r.compiled_regions]
-        measurement = replace(measurement, compile_notes=ran_eagerly(call.fn, name, compiled))
+        eager = ran_eagerly(call.fn, name, compiled, measurement.ops)
+        measurement = replace(measurement, compile_notes=eager)
         measurement = replace(measurement, **host_fields(
             sampled, plan, self.threads, self._floor(measurement)
         ))  # fmt: skip
