@@ -3,6 +3,7 @@ The checks it makes are in budget.py."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import math
 from collections.abc import Sequence
@@ -71,13 +72,15 @@ class Budget:
         return ", ".join(parts) or "measure only"
 
 
-def _did_you_mean(unknown: list[str]) -> str:
-    """`` (did you mean max_ops?)`` for a name one typo from a known argument."""
-    import difflib
-
+def _unknown_names(unknown: list[str]) -> str:
+    """The unknown names, each with the known argument it is close to, if one is:
+    ``max_op (did you mean max_ops?)``."""
     known = list(MARKER_SIGNATURE.parameters)
-    close = [m for name in unknown for m in difflib.get_close_matches(name, known, n=1)]
-    return f" (did you mean {', '.join(close)}?)" if close else ""
+    said = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        said.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return ", ".join(said)
 
 
 def neuron_budget(
@@ -221,8 +224,8 @@ def budget_from_marker(args: Sequence[Any], kwargs: dict[str, Any], where: str) 
     unknown = sorted(set(kwargs) - set(MARKER_SIGNATURE.parameters))
     if unknown:
         raise BudgetError(
-            f"{where}: neuron_budget has no argument {', '.join(unknown)}"
-            f"{_did_you_mean(unknown)}; known: {', '.join(MARKER_SIGNATURE.parameters)}"
+            f"{where}: neuron_budget has no argument {_unknown_names(unknown)}; "
+            f"known: {', '.join(MARKER_SIGNATURE.parameters)}"
         )
     try:
         return neuron_budget(**kwargs)

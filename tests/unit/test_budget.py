@@ -209,6 +209,13 @@ def test_the_marker_takes_known_keywords_only() -> None:
         budget_from_marker((), {"max_op": 5}, "t.py::t")
     with pytest.raises(BudgetError, match="neuron_budget has no argument speed; known: "):
         budget_from_marker((), {"speed": 5}, "t.py::t")
+    # Each name with its own suggestion; a name far from every argument gets none.
+    with pytest.raises(
+        BudgetError,
+        match=r"no argument max_kernal \(did you mean max_kernels\?\), max_op \(did you mean "
+        r"max_ops\?\), max_us; known: ",
+    ):
+        budget_from_marker((), {"max_op": 1, "max_us": 1, "max_kernal": 1}, "t.py::t")
     with pytest.raises(BudgetError, match=r"t.py::t: neuron_budget max_ops=-1"):
         budget_from_marker((), {"max_ops": -1}, "t.py::t")
     assert budget_from_marker((), {"max_ops": 5}, "t.py::t") == Budget(max_ops=5)
