@@ -139,7 +139,9 @@ def recorded_spread(entry: Entry, *, host_too: bool = False) -> Offsets:
     on the cpu backend host time, elsewhere device time and, with ``host_too``
     (--neuron-profile-compare-host), host time as well; host time by the widest over the
     ticks that judge it, else by its raw rounds."""
-    host_timed = entry.environment.get("backend") == "cpu"
+    # cpu is the one host-timed backend (gate/pairs.py reads it so too); an entry written
+    # without its backend is read as the cpu's, as it was before backends were recorded.
+    host_timed = entry.environment.get("backend", "cpu") == "cpu"
     parts = [] if host_timed else [offsets(entry.device_us.samples, entry.processes)]
     if host_timed or host_too:
         kinds = [k for k in judging_kinds(entry, None) if getattr(entry, TICK_FIELDS[k][1])]

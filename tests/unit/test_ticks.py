@@ -511,6 +511,12 @@ def test_a_recording_without_ticks_spreads_by_its_raw_rounds() -> None:
     device = replace(entry, environment={"backend": "cuda"})
     assert recorded_spread(device).wider_than(0.01) is False
     assert recorded_spread(cpu).wider_than(0.1) is True
+    # Its host time too under --neuron-profile-compare-host: raw, as no tick was timed.
+    both = recorded_spread(device, host_too=True)
+    assert (both.fast, both.slow) == pytest.approx((fast, slow))
+    # An entry that does not say its backend is read as the cpu's.
+    unsaid = recorded_spread(replace(entry, environment={}))
+    assert (unsaid.fast, unsaid.slow) == pytest.approx((fast, slow))
 
 
 def test_a_device_recordings_spread_is_its_device_time_and_host_time_when_compared() -> None:
