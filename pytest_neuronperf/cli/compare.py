@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return _error(why)
     found = rows(base.records, new.records, tolerance, str(base.path))
     if args.markdown != "-":
-        print(terminal(diff_render.text(found, base, new, terminal_width())), end="")
+        # Escaped in there, before it is laid out and wrapped.
+        print(diff_render.text(found, base, new, terminal_width()), end="")
     if args.markdown:
         comment = diff_render.markdown(found, base, new)
         if args.markdown == "-":

@@ -95,10 +95,10 @@ def _wrapped(line: str, width: int) -> list[str]:
     return wrap(terminal(line), width, "    " if line.startswith("  ") else "  ")
 
 
-# Which time a region's verdict rests on: the one whose cell ends in a verdict.
+# Which of a region's two times is judged, and how its cell says so.
 _JUDGED = (
-    "(each region is judged on the time whose cell ends in its verdict: host µs on "
-    "host-timed backends, device µs elsewhere)"
+    "(the time judged is host µs on host-timed backends, device µs elsewhere: its cell "
+    "ends in that time's verdict, or says why it was not judged)"
 )
 
 

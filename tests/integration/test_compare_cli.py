@@ -78,7 +78,7 @@ def test_the_table_fits_a_narrow_terminal_one_block_a_region(
     monkeypatch.setenv("COLUMNS", "80")
     _, out, _ = _run(capsys, *reports)
     assert max(map(len, out.splitlines())) <= 80
-    blocks = out.split("\n\n")[1].split("\n(each region is judged")[0]
+    blocks = out.split("\n\n")[1].split("\n(the time judged")[0]
     rmsnorm, relu = (" ".join(b.split()) for b in re.split(r"\n(?=\S)", blocks))
     assert rmsnorm.startswith("regressed test_model.py::test_fused [rmsnorm] ops 1 → 6")
     assert "op diff: + aten::mul ×3" in rmsnorm and "- aten::rms_norm ×1" in rmsnorm
@@ -87,6 +87,26 @@ def test_the_table_fits_a_narrow_terminal_one_block_a_region(
     # Wide enough, one line a region.
     monkeypatch.setenv("COLUMNS", "400")
     assert _rows(_run(capsys, *reports)[1])[0].startswith("regressed")
+
+
+def test_a_name_is_escaped_before_the_table_is_laid_out(
+    reports: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    renamed = []
+    for path in reports:
+        doc = json.loads(path.read_text())
+        for rec in doc["measurements"]:
+            if rec["measurement"]["region"] == "relu":
+                rec["measurement"]["region"] = "relu\x1b[2J"
+        renamed.append(tmp_path / path.name)
+        renamed[-1].write_text(json.dumps(doc))
+    _, out, _ = _run(capsys, *renamed)
+    assert "\x1b" not in out and "relu\\x1b[2J" in out
+    # Escaped first, the columns line up: the escaped region ends before the next column.
+    header = next(line for line in out.splitlines() if line.startswith("status"))
+    (row,) = [line for line in _rows(out) if "relu" in line]
+    shown = "relu\\x1b[2J"
+    assert row.index(shown) + len(shown) < header.index(" ops "), (header, row)
 
 
 def test_fail_on_sets_the_exit_status(
