@@ -175,7 +175,7 @@ def _time_violations(budget: Budget, m: Measurement, strict: bool) -> list[Viola
             )
             out.append(Violation(m.region, metric, limit, None, sentence))
             continue
-        rounds = f"{stats.n} round{'' if stats.n == 1 else 's'}"
+        rounds = counted(stats.n, "round")
         taken = f"{stats.median:.1f} µs of {what} time (median of {rounds}"
         budget_text = f"budget {metric}={fmt_limit(limit)}"
         if strict:
@@ -209,8 +209,7 @@ def time_notes(budget: Budget, m: Measurement, *, strict: bool = False) -> list[
     if strict or not _times_judged(budget, m):
         return []
     return [
-        f"{metric} not judged: {stats.n} round{'' if stats.n == 1 else 's'}, "
-        f"at least {MIN_ROUNDS} needed"
+        f"{metric} not judged: {counted(stats.n, 'round')}, at least {MIN_ROUNDS} needed"
         for metric, _, stats, _ in _time_limits(budget, m)
         if stats.n < MIN_ROUNDS
     ]

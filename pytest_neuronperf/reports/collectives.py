@@ -8,6 +8,7 @@ from statistics import median
 
 from ..model import Measurement
 from ..trace.collectives import format_bytes
+from ..words import counted
 from .charts import svg
 from .terminal import tabulate
 
@@ -48,7 +49,7 @@ def collective_lines(m: Measurement) -> list[str]:
         ]
     for r in m.ranks:
         lines.append(
-            f"rank {r.rank}: {r.ops} ops, {r.collectives} collectives, "
+            f"rank {r.rank}: {counted(r.ops, 'op')}, {counted(r.collectives, 'collective')}, "
             f"{format_bytes(r.comm_bytes)}, device {r.device_us:,.1f} µs, "
             f"host {r.host_us:,.1f} µs (medians)"
         )

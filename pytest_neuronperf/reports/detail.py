@@ -115,7 +115,7 @@ def per_op_table(m: Measurement, width: int | None = None) -> str:
 
 
 def _warmup_text(m: Measurement) -> str:
-    text = f"warm-up {m.warmup_rounds} calls"
+    text = f"warm-up {counted(m.warmup_rounds, 'call')}"
     if m.settle_calls:
         text += f" + {m.settle_calls} until page faults stopped"
     return text
@@ -177,7 +177,7 @@ def _detail_lines(m: Measurement, table: str) -> list[str]:
     if gaps:
         lines.append(
             f"launch gap (kernel start - launch call start): median {gaps.median:,.1f} µs, "
-            f"max {gaps.max:,.1f} µs over {gaps.n} kernel launches"
+            f"max {gaps.max:,.1f} µs over {counted(gaps.n, 'kernel launch', 'kernel launches')}"
         )
     busy = m.device_busy_us
     if busy:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..escape import md_cell, md_code, md_text, terminal
+from ..words import counted
 from .diff import CONDITIONS, Row, count_cell, counts, memory_cell, ordered, time_cell
 from .fit import wrap
 from .json import Report
@@ -62,7 +63,7 @@ def summary(found: Sequence[Row]) -> str:
             text += f" ({', '.join(shown)}{', …' if len(names) > _NAMED else ''})"
         parts.append(text)
     n = len(found)
-    return ", ".join(parts) + f" of {n} region{'s' if n != 1 else ''}" if parts else "no regions"
+    return ", ".join(parts) + f" of {counted(n, 'region')}" if parts else "no regions"
 
 
 def text(found: Sequence[Row], base: Report, new: Report, width: int | None = None) -> str:

@@ -140,7 +140,7 @@ def chart(current: Sequence[OpRow], baseline: Sequence[OpRow] | None) -> str:
 
 def page_title(records: Sequence[Record]) -> str:
     n, k = len(records), len(failed(records))
-    return f"neuronperf report — {n} region{'s' if n != 1 else ''}, {k} failed"
+    return f"neuronperf report — {counted(n, 'region')}, {k} failed"
 
 
 def _chip(status: str) -> str:
@@ -181,7 +181,7 @@ def _summary(records: Sequence[Record], index: Mapping[int, int]) -> str:
         what = f'<h2>What failed</h2><ol class="failed">{"".join(items)}</ol>'
     else:
         what = (
-            f'<p class="all-good">Nothing failed: {len(records)} regions within budget '
+            f'<p class="all-good">Nothing failed: {counted(len(records), "region")} within budget '
             "and baseline.</p>"
         )
     others = in_failed_tests(records)

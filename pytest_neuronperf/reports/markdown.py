@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ..escape import md_cell, md_code, md_text
 from ..model import BaselineStatus, Record
+from ..words import counted
 from .change import baseline_text
 from .memory import memory_cell
 from .status import outcome
@@ -58,7 +59,7 @@ def verdict(records: Sequence[Record]) -> str:
 
 
 def _plural(n: int) -> str:
-    return f"{n} measurement{'' if n == 1 else 's'}"
+    return counted(n, "measurement")
 
 
 def _all(k: int, n: int) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from ..model import Measurement, OpRow
 from ..stats import Stats, median
+from ..words import counted
 from .analysis import RoundResult
 from .memory import summarize_memory
 
@@ -121,7 +122,7 @@ def round_variants(rounds: Sequence[RoundResult]) -> tuple[str, ...]:
     for i, seq in enumerate(seqs):
         if seq != common:
             diff = op_diff_text(Counter(common), Counter(seq))
-            out.append(f"round {i}: {len(seq)} ops vs {len(common)} ({diff})")
+            out.append(f"round {i}: {counted(len(seq), 'op')} vs {len(common)} ({diff})")
     return tuple(out)
 
 

@@ -16,6 +16,7 @@ from html import escape
 from ...model import Record
 from ...names import elide_test_id
 from ...units import format_bytes
+from ...words import counted
 from ..json import Report
 from ..status import colour, gated_metric, status_of
 from . import svg
@@ -244,7 +245,7 @@ def _trends(
             assert r is not None
             tip = (
                 f"{tick_label(reports[i])}: {cls.removeprefix('trend-')} {v:,.1f} µs, "
-                f"{r.measurement.ops} ops ({status_of(r)})"
+                f"{counted(r.measurement.ops, 'op')} ({status_of(r)})"
             )
             dot = svg.el(
                 "circle",
