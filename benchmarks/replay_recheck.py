@@ -30,7 +30,7 @@ from dataclasses import replace
 from statistics import stdev
 
 from replay_recording_processes import RULES, Processes, kept_run, pooled, verdict
-from replay_time_rules import _raw_not_against
+from replay_time_rules import raw_not_against
 from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
@@ -50,7 +50,7 @@ def looks_changed(entry: Entry, m: Measurement, look: str, tolerance: float) -> 
     """Whether one process's measurement would send the region to be rechecked."""
     raw = compare_times(entry.host_us.samples, m.host_us.samples, tolerance)
     ticks = relative_changes(entry, relatives_of(m), tolerance, judging_kinds(entry, m))
-    judged = _raw_not_against(raw, ticks)
+    judged = raw_not_against(raw, ticks)
     if judged is None:
         return False
     if look == "flagged":

@@ -102,7 +102,7 @@ def _raw_direction(raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange]) -> T
     return judged if same_way else replace(judged, verdict="same")
 
 
-def _raw_not_against(
+def raw_not_against(
     raw: TimeChange, ticks: Ticks, _: dict[str, TimeChange] | None = None
 ) -> TimeChange | None:
     # The gate's own overrule, so that the replay judges as the live rule does.
@@ -114,31 +114,31 @@ def _compute_alone(
     raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]
 ) -> TimeChange | None:
     compute = every.get(COMPUTE)
-    return _raw_not_against(raw, [(COMPUTE, compute)] if compute else ticks)
+    return raw_not_against(raw, [(COMPUTE, compute)] if compute else ticks)
 
 
 def _micro(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> TimeChange | None:
     micro = every.get(MICRO)
-    return with_raw(raw, micro) if micro is not None else _raw_not_against(raw, ticks)
+    return with_raw(raw, micro) if micro is not None else raw_not_against(raw, ticks)
 
 
 def _long_and_memory(
     raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]
 ) -> TimeChange | None:
     if [k for k, _ in ticks] != [LONG] or MEMORY not in every:
-        return _raw_not_against(raw, ticks)
-    return _raw_not_against(raw, [*ticks, (MEMORY, every[MEMORY])])
+        return raw_not_against(raw, ticks)
+    return raw_not_against(raw, [*ticks, (MEMORY, every[MEMORY])])
 
 
 def _geomean(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> TimeChange | None:
     mean = every.get(GEOMEAN)
     if [k for k, _ in ticks] != [LONG] or mean is None:
-        return _raw_not_against(raw, ticks)
+        return raw_not_against(raw, ticks)
     return with_raw(raw, mean)
 
 
 def _past(raw: TimeChange, ticks: Ticks, every: dict[str, TimeChange]) -> TimeChange | None:
-    return every.get(PAST) or _raw_not_against(raw, ticks)
+    return every.get(PAST) or raw_not_against(raw, ticks)
 
 
 RULES: dict[str, Rule] = {
@@ -147,7 +147,7 @@ RULES: dict[str, Rule] = {
     "raw+ticks": lambda raw, ticks, _: agreed([("raw", raw), *ticks]),
     "raw~ticks": _raw_point,
     "ticks, raw's way": _raw_direction,
-    "ticks, raw not against": _raw_not_against,
+    "ticks, raw not against": raw_not_against,
     "compute tick, raw not against": _compute_alone,
     "µs ticks, raw not against": _micro,
     "ms+memory, raw not against": _long_and_memory,
@@ -254,7 +254,7 @@ def main() -> int:
 def _past_processes(entry: Entry, raw: TimeChange, ticks: Ticks) -> TimeChange | None:
     """The rule now (with_raw), judged the same where a tick's change does not get past the
     recording processes' offsets against that tick (gate/spread.py)."""
-    judged = _raw_not_against(raw, ticks)
+    judged = raw_not_against(raw, ticks)
     if judged is None:
         return None
     parts = [(k, c, tick_offsets(entry, k)) for k, c in ticks]

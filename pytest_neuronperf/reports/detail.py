@@ -10,7 +10,7 @@ from ..words import counted
 from .collectives import collective_lines
 from .fit import fit_table, wrap
 from .memory import extra_rows, memory_line, op_allocated
-from .terminal import WORK_HEADERS, amount, device_cell, tabulate, us, work_figures
+from .terminal import WORK_HEADERS, amount, device_cell, tabulate, us_cell, work_cells_from
 
 
 def work_line(m: Measurement) -> str:
@@ -73,13 +73,13 @@ def per_op_table(m: Measurement, width: int | None = None) -> str:
             row.name,
             _num(row.calls),
             _num(row.kernels),
-            us(row.device_us),
+            us_cell(row.device_us),
             f"{row.share * 100:.1f}%",
         ]
         if m.work is not None:
             o = work.get(row.name)
             cells.extend(
-                work_figures(
+                work_cells_from(
                     o.flops,
                     o.bytes_moved,
                     row.device_us,
@@ -157,7 +157,7 @@ def _detail_lines(m: Measurement, table: str) -> list[str]:
     lines = [
         f"region {m.region!r} on {m.device_kind}: {counted(m.ops, 'op')}, "
         f"{counted(m.kernels, 'kernel')}, "
-        f"device {device_cell(m)} µs, host {us(m.host_us.median)} µs "
+        f"device {device_cell(m)} µs, host {us_cell(m.host_us.median)} µs "
         f"({_rounds_text(m)})",
         table,
     ]

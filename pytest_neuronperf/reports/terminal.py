@@ -24,12 +24,13 @@ def tabulate(rows: Sequence[Sequence[object]], **kwargs: Any) -> str:
     return _tabulate(rows, **kwargs)
 
 
-def us(v: float) -> str:
+def us_cell(v: float) -> str:
+    """A time in µs as a table cell: one decimal, thousands apart."""
     return f"{v:,.1f}"
 
 
 def device_cell(m: Measurement) -> str:
-    cell = us(m.device_us.median)
+    cell = us_cell(m.device_us.median)
     if m.device_us.n > 1:
         cell += f" ±{m.device_us.spread * 100:.0f}%"
     return cell
@@ -163,7 +164,7 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
                 ops,
                 str(m.kernels),
                 device_cell(m),
-                us(m.host_us.median),
+                us_cell(m.host_us.median),
                 str(m.rounds),
                 r.budget or "-",
                 outcome(r),
@@ -175,7 +176,7 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
         headers.append(Column.LAUNCH_GAP_US)
         for row, r in zip(rows, records, strict=True):
             gaps = r.measurement.launch_gap_us
-            row.append(us(gaps.median) if gaps else "-")
+            row.append(us_cell(gaps.median) if gaps else "-")
     if any(r.measurement.memory is not None or r.measurement.memory_note for r in records):
         headers.append(Column.PEAK_MEMORY)
         for row, r in zip(rows, records, strict=True):
@@ -194,9 +195,10 @@ def _table(records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
 WORK_HEADERS = ("GFLOP", "MB moved", Column.FLOP_PER_B, "% of bound", "bound")
 
 
-def work_figures(
+def work_cells_from(
     flops: float, nbytes: float, device_us: float, peak_flops: float, peak_bw: float
 ) -> list[str]:
+    """work_cells from the bare figures: a region's, or one op's of a per-op table."""
     from ..model import intensity, roofline
 
     r = roofline(flops, nbytes, device_us, peak_flops, peak_bw)
@@ -224,7 +226,7 @@ def work_cells(m: Measurement) -> list[str]:
     dashes for a measurement that was not counted or has no peaks."""
     if m.work is None:
         return ["-"] * len(WORK_HEADERS)
-    return work_figures(
+    return work_cells_from(
         m.work.flops,
         m.work.bytes_moved,
         m.device_us.median,
