@@ -16,6 +16,8 @@ from .ticks import LONG, agreed, judging_kinds, relative_changes, relatives_of, 
 
 PREFIX = "neuronperf baseline"
 _KEEP = "; run --neuron-profile-update to keep it"
+# A sentence names the time as a reader says it; JSON keeps the field's name.
+_SAID = {"device_us": "device time", "host_us": "host time"}
 
 
 @dataclass(frozen=True)
@@ -73,14 +75,21 @@ def judge_times(
             else []
         )
         if apart:
-            notes.append(_apart_sentence(repr(m.region), metric, change, apart, entry))
+            notes.append(_apart_sentence(repr(m.region), _SAID[metric], change, apart, entry))
             change = replace(change, verdict="same")
         changes[metric] = change
         against[metric] = scaled
         if change.verdict in ("regressed", "improved"):
             long_only = metric == "host_us" and [k for k, _ in references] == [LONG]
             text = _time_sentence(
-                repr(m.region), metric, change, then_t, now_t, refs, len(references), long_only
+                repr(m.region),
+                _SAID[metric],
+                change,
+                then_t,
+                now_t,
+                refs,
+                len(references),
+                long_only,
             )
             (gains if change.verdict == "improved" else fails).append(
                 text + (_KEEP if change.verdict == "improved" else "")

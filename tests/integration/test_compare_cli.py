@@ -157,7 +157,7 @@ def test_time_verdicts_follow_the_gate_rule(
     assert status == 1
     relu = next(r for r in _rows(out) if "relu" in r)
     assert relu.startswith("regressed") and "+50% regressed" in relu
-    assert "host_us regressed +50%" in out
+    assert "host time regressed +50%" in out
     # The same +50% inside a 60% tolerance, and +2% inside the default 10%: not regressed.
     assert _run(capsys, base, slower, "--fail-on", "regressed", "--tolerance", "60")[0] == 0
     status, out, _ = _run(capsys, base, steady, "--fail-on", "regressed")

@@ -132,7 +132,7 @@ def test_a_slowdown_one_recording_process_already_showed_is_not_a_regression(
     report = pytester.path / "report.json"
     result = run(pytester, f"--neuron-profile-json={report}", rounds=5)
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*test_b*host_us regressed +*"])
+    result.stdout.fnmatch_lines(["*test_b*host time regressed +*"])
     footer = " ".join(result.stdout.str().split())  # as wrapped to the terminal's width
     assert (
         "1 time change past the tolerance stayed within how far its baseline's recording "

@@ -100,7 +100,7 @@ def test_a_time_improvement_says_how_to_keep_it() -> None:
     c = compare(before, measurement({"aten::mul": 1}, [v / 2 for v in TIMES]), tolerance=0.1)
     assert c.status == "improved" and not c.failures
     (gain,) = [n for n in c.notes if " improved " in n]
-    assert gain.startswith("neuronperf baseline: region 'r' device_us improved -50% (")
+    assert gain.startswith("neuronperf baseline: region 'r' device time improved -50% (")
     assert gain.endswith("; run --neuron-profile-update to keep it")
 
 
@@ -110,7 +110,7 @@ def test_compare_time_message_and_host_only_when_asked() -> None:
     assert c.status == "regressed"
     assert len(c.failures) == 1  # device only
     assert c.failures[0].startswith(
-        "neuronperf baseline: region 'r' device_us regressed +100% (median 209.0 vs 104.5 µs, "
+        "neuronperf baseline: region 'r' device time regressed +100% (median 209.0 vs 104.5 µs, "
         "95% CI +"
     )
     assert c.failures[0].endswith(", tolerance 10%)")
@@ -120,7 +120,7 @@ def test_compare_time_message_and_host_only_when_asked() -> None:
         tolerance=0.1,
         compare_host=True,
     )
-    assert any("host_us regressed" in f for f in host.failures)
+    assert any("host time regressed" in f for f in host.failures)
 
 
 def timed_with_reference(times: list[float], reference: list[float]) -> Measurement:
@@ -142,7 +142,7 @@ def test_times_are_judged_against_the_reference_both_ways() -> None:
     raw = compare(entry, slow_machine, tolerance=0.1, use_reference=False)
     assert raw.status == "regressed"
     assert raw.failures[0].startswith(
-        "neuronperf baseline: region 'r' device_us regressed +100% (median 209.0 vs 104.5 µs, "
+        "neuronperf baseline: region 'r' device time regressed +100% (median 209.0 vs 104.5 µs, "
         "95% CI"
     )
     # A region 2x slower on a machine 1.25x slower still fails, by the part that is its own.
@@ -150,7 +150,7 @@ def test_times_are_judged_against_the_reference_both_ways() -> None:
     c = compare(entry, slower, tolerance=0.1)
     assert c.status == "regressed"
     assert c.failures[0].startswith(
-        "neuronperf baseline: region 'r' device_us regressed +100% against the reference "
+        "neuronperf baseline: region 'r' device time regressed +100% against the reference "
         "workload (median 261.2 vs 104.5 µs as measured, reference 25.1 vs 20.1 µs, 95% CI +"
     )
     assert c.cell() == "regressed +100%"
@@ -483,7 +483,7 @@ def test_a_change_counts_only_past_how_far_the_recording_processes_ran_apart(
     if apart:
         word = "slower" if ratio > 1 else "faster"
         assert apart[0] == (
-            f"{APART_NOTE}region 'r' host_us {(ratio - 1) * 100:+.0f}% ({word}) is judged the "
+            f"{APART_NOTE}region 'r' host time {(ratio - 1) * 100:+.0f}% ({word}) is judged the "
             f"same: the baseline's 3 recording processes ran {fast:+.0f}%..{slow:+.0f}% "
             "(against the memory-bound tick) from their pooled median, and a change counts "
             "only past the tolerance (10%) beyond that; record it again on a quieter machine "

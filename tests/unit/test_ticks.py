@@ -144,7 +144,7 @@ def test_small_ticks_that_drifted_do_not_fail_a_matmul_the_compute_tick_follows(
     assert c.status == "regressed" and c.host is not None
     assert c.host.ratio == pytest.approx(1.3)
     assert (
-        "host_us regressed +30% against both reference workloads (memory-bound +40%, "
+        "host time regressed +30% against both reference workloads (memory-bound +40%, "
         "compute-bound +30%: judged on the smaller; median"
     ) in c.failures[0]
     # The log reads which ticks judged it, and what each moved, as data.
@@ -334,7 +334,7 @@ def test_a_millisecond_region_is_judged_against_the_millisecond_tick_alone() -> 
     assert slower.status == "regressed" and slower.host is not None
     assert slower.host.ratio == pytest.approx(1.3)
     assert (
-        "host_us regressed +30% against the millisecond reference workload (median 2,600.4 vs "
+        "host time regressed +30% against the millisecond reference workload (median 2,600.4 vs "
         "2,000.5 µs as measured, reference 1,000.0 vs 1,000.0 µs"
     ) in slower.failures[0]
     assert slower.judged is not None and slower.judged.references == pytest.approx(1.0)

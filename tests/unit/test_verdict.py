@@ -165,7 +165,7 @@ def test_compare_host_setting_reaches_the_comparison() -> None:
     assert against(base, slower_host).status == "same"
     c = against(base, slower_host, compare_host=True)
     assert c.status == "regressed"
-    assert "host_us regressed +100%" in c.failures[0]
+    assert "host time regressed +100%" in c.failures[0]
 
 
 def test_strict_and_marker_tolerance_reach_the_comparison() -> None:

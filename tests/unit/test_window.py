@@ -176,7 +176,7 @@ def test_host_timed_backends_gate_host_time_not_the_profiled_device_time() -> No
     slower = compare(base, timed(TIMES, [v * 1.5 for v in TIMES]), tolerance=0.1, host_timed=True)
     assert slower.status == "regressed"
     assert slower.failures[0].startswith(
-        "neuronperf baseline: region 'r' host_us regressed +50% (median 156.8 vs 104.5 µs"
+        "neuronperf baseline: region 'r' host time regressed +50% (median 156.8 vs 104.5 µs"
     )
     assert slower.cell() == "regressed +50%"
 
@@ -235,7 +235,7 @@ def test_the_gate_prefers_the_relative_rounds_and_a_damaged_one_is_refused() -> 
     )
     c = compare(entry, slower, tolerance=0.1, host_timed=True)
     assert c.status == "regressed"
-    assert "host_us regressed +30% against the reference" in c.failures[0]
+    assert "host time regressed +30% against the reference" in c.failures[0]
     # Off: raw medians, which say nothing moved.
     raw = compare(entry, slower, tolerance=0.1, host_timed=True, use_reference=False)
     assert raw.status == "same"
@@ -303,7 +303,7 @@ def test_a_host_regression_must_show_against_both_reference_ticks() -> None:
     assert c.status == "regressed"
     assert c.host is not None and c.host.ratio == pytest.approx(1.3)
     assert (
-        "host_us regressed +30% against both reference workloads (memory-bound +30%, "
+        "host time regressed +30% against both reference workloads (memory-bound +30%, "
         "dispatch-bound +50%: judged on the smaller; median "
     ) in c.failures[0]
     assert c.cell() == "regressed +30%"
@@ -357,7 +357,7 @@ def test_an_entry_without_the_dispatch_tick_is_judged_on_the_memory_tick_and_rew
     older = Entry.of(replace(two_ticks(1.0, 1.0), host_relative_dispatch=None))
     c = compare(older, current, tolerance=0.1, host_timed=True)
     assert c.status == "regressed"
-    assert "host_us regressed +40% against the reference workload (" in c.failures[0]
+    assert "host time regressed +40% against the reference workload (" in c.failures[0]
     assert c.needs_write
     assert not compare(Entry.of(current), current, tolerance=0.1, host_timed=True).needs_write
     damaged = Entry.of(current).to_dict()
