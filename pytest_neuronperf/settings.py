@@ -115,18 +115,18 @@ def parse_tolerance(value: object) -> float:
     A bare number below 1 is refused: ``0.1`` reads as "10%" to some and "0.1%" to others,
     and a guessed meaning would make a gate silently ten times stricter or looser."""
     if isinstance(value, bool):
-        raise ValueError(f"expected a percentage such as 10 or '10%', got {value!r}")
+        raise ValueError("expected a percentage such as 10 or '10%'")
     text = str(value).strip()
     has_sign = text.endswith("%")
     try:
         pct = float(text.removesuffix("%").strip())
     except ValueError:
-        raise ValueError(f"expected a percentage such as 10 or '10%', got {value!r}") from None
+        raise ValueError("expected a percentage such as 10 or '10%'") from None
     if not 0 < pct <= 1000:
-        raise ValueError(f"expected a percentage > 0 and <= 1000, got {value!r}")
+        raise ValueError("expected a percentage > 0 and <= 1000")
     if pct < 1 and not has_sign:
         raise ValueError(
-            f"{value!r} is ambiguous: the tolerance is in per cent; write {pct * 100:g} for "
+            f"ambiguous, the tolerance is in per cent: write {pct * 100:g} for "
             f"{pct * 100:g}%, or '{pct:g}%' if you mean {pct:g}%"
         )
     return pct / 100

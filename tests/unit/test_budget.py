@@ -190,7 +190,7 @@ def test_flops_budget_needs_counted_work() -> None:
         ({"max_flops": -1}, "max_flops=-1: expected a number of FLOPs > 0"),
         ({"min_roofline_fraction": 1.5}, "min_roofline_fraction=1.5: expected a fraction"),
         ({"region": ""}, "region='': expected the name of a measurement"),
-        ({"tolerance": 0.1}, "tolerance=0.1: 0.1 is ambiguous"),
+        ({"tolerance": 0.1}, "tolerance=0.1: ambiguous, the tolerance"),
     ],
 )
 def test_bad_limits_are_refused_with_what_to_write(kwargs: dict[str, Any], message: str) -> None:

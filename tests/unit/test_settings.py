@@ -146,8 +146,9 @@ def test_update_implies_enabled_and_pool_implies_update() -> None:
         ("backend", "tpu", "expected one of auto, cpu, cuda, neuron"),
         ("heap", "off", "expected one of fixed, system"),
         ("details", "maybe", "expected true/false"),  # env and ini: a flag has no cli value
-        ("tolerance", "0.1", "is ambiguous"),
+        ("tolerance", "0.1", "0.1': ambiguous"),
         ("tolerance", "0", "expected a percentage > 0"),
+        ("tolerance", "ten", "expected a percentage such as 10"),
         ("count_work", "2", "expected true/false"),
     ],
 )
@@ -164,6 +165,7 @@ def test_a_bad_value_names_where_it_came_from(field: str, raw: str, message: str
             resolve(cli, ini, env=env, ini_source="setup.cfg")
         assert str(info.value).startswith(f"{where}={raw!r}: ")
         assert message in str(info.value)
+        assert str(info.value).count(repr(raw)) == 1, "the value is said once, by where"
 
 
 def test_help_states_the_default_written_once() -> None:
