@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from replay_time_rules import PAST, _past_processes, raw_not_against
+from replay_time_rules import PAST, past_processes, raw_not_against
 from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
@@ -65,7 +65,7 @@ def pooled(ms: list[Measurement]) -> Measurement:
 def verdict(entry: Entry, m: Measurement, rule: str, tolerance: float) -> str:
     raw = compare_times(entry.host_us.samples, m.host_us.samples, tolerance)
     ticks = relative_changes(entry, relatives_of(m), tolerance, judging_kinds(entry, m))
-    judged = _past_processes(entry, raw, ticks) if rule == PAST else raw_not_against(raw, ticks)
+    judged = past_processes(entry, raw, ticks) if rule == PAST else raw_not_against(raw, ticks)
     return judged.verdict if judged is not None else ""
 
 

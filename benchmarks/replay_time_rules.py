@@ -209,7 +209,7 @@ def main() -> int:
             mean = _geomean_change(entry, m, args.tolerance)
             if mean is not None:
                 every[GEOMEAN] = mean
-            live = _past_processes(entry, raw, ticks)
+            live = past_processes(entry, raw, ticks)
             if live is not None:
                 every[PAST] = live
             judged = agreed(ticks)
@@ -251,7 +251,7 @@ def main() -> int:
     return 0
 
 
-def _past_processes(entry: Entry, raw: TimeChange, ticks: Ticks) -> TimeChange | None:
+def past_processes(entry: Entry, raw: TimeChange, ticks: Ticks) -> TimeChange | None:
     """The rule now (with_raw), judged the same where a tick's change does not get past the
     recording processes' offsets against that tick (gate/spread.py)."""
     judged = raw_not_against(raw, ticks)
