@@ -5,6 +5,7 @@ process was placed: the same unchanged regions in fresh pytest processes in each
   random  as every process runs
   fixed   address-space randomization off (``setarch -R``): where its memory lands
   cpu0    pinned to CPU 0 (``taskset -c 0``), and cpu1 to CPU 1: which core it runs on
+  hash0   ``PYTHONHASHSEED=0``, and hash1 with 1: how its str hashes lay out Python's dicts
 
 Each process runs one measured test per model of bench_models.py (same configs, same seeds,
 one thread, the default 10 rounds over the 1 s window) and writes the JSON report. Modes
@@ -31,6 +32,8 @@ MODES: dict[str, tuple[str, ...]] = {
     "fixed": ("setarch", "-R"),
     "cpu0": ("taskset", "-c", "0"),
     "cpu1": ("taskset", "-c", "1"),
+    "hash0": ("env", "PYTHONHASHSEED=0"),
+    "hash1": ("env", "PYTHONHASHSEED=1"),
 }
 
 
