@@ -11,13 +11,12 @@ from ..baselines.entry import Entry
 from ..measure.reference import against_reference
 from ..model import APART_NOTE, Measurement
 from ..stats import Stats, TimeChange, compare_times
+from ..words import TIME_WORDS
 from .spread import Offsets, held_back, offsets
 from .ticks import LONG, agreed, judging_kinds, relative_changes, relatives_of, tick_offsets
 
 PREFIX = "neuronperf baseline"
 _KEEP = "; run --neuron-profile-update to keep it"
-# A sentence names the time as a reader says it; JSON keeps the field's name.
-_SAID = {"device_us": "device time", "host_us": "host time"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,7 @@ def judge_times(
             # Nothing reads a time that is not judged: no bootstrap for it.
             continue
         b, c, refs = paired(then_t, now_t, then_ref, now_ref, by_reference)
+        said = f"{TIME_WORDS[metric]} time"  # as a sentence says it; JSON keeps the field
         if metric == "host_us" and by_reference:
             references = relative_changes(
                 entry, relatives_of(m), tolerance, judging_kinds(entry, m)
@@ -75,7 +75,7 @@ def judge_times(
             else []
         )
         if apart:
-            notes.append(_apart_sentence(repr(m.region), _SAID[metric], change, apart, entry))
+            notes.append(_apart_sentence(repr(m.region), said, change, apart, entry))
             change = replace(change, verdict="same")
         changes[metric] = change
         against[metric] = scaled
@@ -83,7 +83,7 @@ def judge_times(
             long_only = metric == "host_us" and [k for k, _ in references] == [LONG]
             text = _time_sentence(
                 repr(m.region),
-                _SAID[metric],
+                said,
                 change,
                 then_t,
                 now_t,

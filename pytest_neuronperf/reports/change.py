@@ -5,8 +5,7 @@ what the gate put on the record (gate/compare.py); judges nothing."""
 from __future__ import annotations
 
 from ..model import BaselineStatus, Record, TimeJudged
-
-_SHORT = {"host_us": "host", "device_us": "device"}
+from ..words import TIME_WORDS
 
 
 def percent(ratio: float) -> str:
@@ -30,7 +29,7 @@ def counts_text(r: Record) -> str:
 def time_text(t: TimeJudged) -> str:
     """``host 399.0 → 813.0 µs +104% raw, refs +37%, judged +49%``; without references
     the raw change is the one judged."""
-    text = f"{_SHORT.get(t.metric, t.metric)} {t.baseline_us:,.1f} → {t.now_us:,.1f} µs"
+    text = f"{TIME_WORDS.get(t.metric, t.metric)} {t.baseline_us:,.1f} → {t.now_us:,.1f} µs"
     if t.verdict == "unjudged":
         return f"{text} {percent(t.raw)} (too few rounds to judge)"
     if t.references is None:
