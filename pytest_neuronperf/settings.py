@@ -378,6 +378,20 @@ SPECS: tuple[Spec, ...] = (
         note="per cent",
     ),
     Spec(
+        "recheck",
+        "--neuron-profile-recheck",
+        "neuron_profile_recheck",
+        "NEURONPERF_RECHECK",
+        _non_negative_int,
+        0,
+        "fresh pytest processes a test is run again in when a region's time moved past "
+        "the tolerance against the baseline; the region is judged on every process's "
+        "rounds pooled, in place of the recording processes' spread (docs/gate-quality.md)",
+        metavar="N",
+        shown="`0`",
+        note="0: judge the one process, held back by the recording processes' spread",
+    ),
+    Spec(
         "strict",
         "--neuron-profile-strict",
         "neuron_profile_strict",
@@ -529,6 +543,7 @@ class Settings:
     update: bool
     pool: bool
     tolerance: float
+    recheck: int
     strict: bool
     budget_strict: bool
     compare_host: bool

@@ -118,12 +118,15 @@ def compare(
     where: str = "the baseline file",
     use_reference: bool = True,
     host_timed: bool = False,
+    hold_back: bool = True,
 ) -> Comparison:
     """``tolerance`` is a fraction (0.10 = 10%). ``where`` names the file in messages.
     With ``use_reference``, times are judged as multiples of the reference workload timed
     beside each round (reference.py) where both sides have it. ``host_timed`` backends (cpu)
     gate host_us in place of device_us: there the device is the host, and the profiled op
-    times vary several times more between runs than the unprofiled window (window.py)."""
+    times vary several times more between runs than the unprofiled window (window.py).
+    ``hold_back``: a time change inside the recording processes' spread is judged the same
+    (gate/spread.py); off where fresh processes' rounds are pooled instead (--recheck)."""
     gated = "host_us" if host_timed else "device_us"
     if entry is None:
         return replace(_no_entry(m, strict, where), gated=gated)
@@ -144,7 +147,7 @@ def compare(
     then_torch, now_torch = entry.environment.get("torch"), m.environment.get("torch")
     by_reference = judged_by_reference(entry, now_torch, use_reference)
     judged = {"device_us": not host_timed, "host_us": (compare_host or host_timed) and not window}
-    times = judge_times(entry, m, tolerance, by_reference, judged)
+    times = judge_times(entry, m, tolerance, by_reference, judged, hold_back)
     found.fails.extend(times.fails)
     found.gains.extend(times.gains)
     found.notes.extend(times.notes)

@@ -39,10 +39,12 @@ def judge_times(
     tolerance: float,
     by_reference: bool,
     judged: dict[str, bool],
+    hold_back: bool = True,
 ) -> Times:
     """The time verdicts, statistical, for the metrics ``judged`` names: against the
     references where both sides have them, overruled by raw rounds that show the other way
-    (with_raw), held back within the recording processes' spread (gate/spread.py)."""
+    (with_raw), held back within the recording processes' spread (gate/spread.py) unless
+    ``hold_back`` is off: where the rounds of fresh processes are pooled to judge instead."""
     changes: dict[str, TimeChange] = {}
     against: dict[str, TimeChange | None] = {}
     references: list[tuple[str, TimeChange]] = []
@@ -71,7 +73,7 @@ def judge_times(
         # The processes' offsets are read only for a change that may be held back.
         apart = (
             held_back(change, _parts(entry, change, references if relative else [], b))
-            if change.verdict in ("regressed", "improved")
+            if hold_back and change.verdict in ("regressed", "improved")
             else []
         )
         if apart:

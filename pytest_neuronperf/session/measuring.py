@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,7 @@ from ..escape import terminal, xml
 from ..fixture import NeuronProfile
 from ..gate.compare import Comparison, judged_by_reference
 from ..gate.marker import Budget, tolerance_for
+from ..gate.pooled import pooled
 from ..gate.record import recording_plan
 from ..gate.settled import window_settled
 from ..measure.progress import Writer
@@ -26,10 +28,12 @@ from ..reports.fit import fit_error, terminal_width, wrap
 from ..reports.status import outcome
 from ..settings import Settings
 from ..trace.summary import op_diff_text
+from ..words import TIME_WORDS
 from ..work.peaks import Peaks
 from .baselines import BaselineSession
 from .collect import budgets_key
 from .instruments import Instruments
+from .recheck import remeasure
 from .verdict import Verdict, compare_one, judge
 
 # The user property that carries a Record from the process that measured to the report.
@@ -57,6 +61,8 @@ class MeasuringSession:
         self.peaks = peaks
         self.progress = progress
         self.baselines = BaselineSession(config.rootpath, settings)
+        # Regions of the test being judged that rechecking could not pool (_rechecked).
+        self._alone: set[str] = set()
         self.instruments = Instruments(settings, peaks, progress)
         if settings.backend != "auto":
             # An explicitly named backend that cannot run is one usage error now, not a
@@ -123,6 +129,7 @@ class MeasuringSession:
             fit_error(call.excinfo.value, terminal_width(self.config))
         report = yield
         if report.when == "call" and measurements_key in item.stash:
+            self._alone.clear()
             self._judge(item, report)
             # The report carries the records now; items live as long as the session.
             del item.stash[measurements_key]
@@ -141,6 +148,14 @@ class MeasuringSession:
         measurements = item.stash[measurements_key]
         budgets = item.stash.get(budgets_key, ())
         comparisons = {m.region: self._comparison(item, m, budgets) for m in measurements}
+        rechecking = report.passed and self.settings.recheck and not self.settings.update
+        if rechecking and any(moved(c) for c in comparisons.values()):
+            rechecked = self._rechecked(item.nodeid, measurements, comparisons, budgets)
+            comparisons = {
+                m.region: comparisons[m.region] if m is old else self._compare(m, budgets)
+                for m, old in zip(rechecked, measurements, strict=True)
+            }
+            measurements = rechecked
         verdict = judge(
             measurements,
             budgets,
@@ -169,6 +184,49 @@ class MeasuringSession:
         # name/value pairs there are what CI dashboards chart. A rerun's replace the last.
         kept = [p for p in item.user_properties if not str(p[0]).startswith(JUNIT_PREFIX)]
         item.user_properties[:] = kept + [p for r in verdict.records for p in junit_properties(r)]
+
+    def _rechecked(
+        self,
+        nodeid: str,
+        measurements: list[Measurement],
+        comparisons: dict[str, Comparison | None],
+        budgets: tuple[Budget, ...],
+    ) -> list[Measurement]:
+        """The measurements, a moved region's pooled with the same region measured in
+        --neuron-profile-recheck fresh processes; one that did not come back from all of
+        them is judged alone, within the recording processes' spread again."""
+        store, k = self.baselines.store, self.settings.recheck
+        assert store is not None  # a comparison came from it
+        if self.progress is not None:
+            self.progress(
+                f"{nodeid}: a time moved past the tolerance; measuring it again in {k} "
+                "fresh processes"
+            )
+        got = remeasure(self.config, self.settings, nodeid, store.path.parent, k)
+        out = []
+        for m in measurements:
+            c = comparisons.get(m.region)
+            if c is None or not moved(c):
+                out.append(m)
+                continue
+            # The same code measured: a fresh process that counted other ops is not pooled.
+            others = [
+                o
+                for p in got.processes
+                if (o := p.get(m.region)) is not None and o.op_counts == m.op_counts
+            ]
+            first = f"{moved_text(c)} in this process"
+            if len(others) == k:
+                note = f"{first}; judged on its rounds pooled with {k} fresh processes'"
+                out.append(replace(pooled([m, *others]), recheck_note=_also(m, note)))
+                continue
+            why = got.problem or f"a fresh process measured region {m.region!r} otherwise"
+            note = f"{first}; not rechecked ({why}): judged on this process alone"
+            out.append(replace(m, recheck_note=_also(m, note)))
+            # Alone, it is held back within the recording processes' spread as without
+            # rechecking (the stored comparison of ``m`` did not hold it back).
+            self._alone.add(m.region)
+        return out
 
     def _section(
         self, test_id: str, verdict: Verdict, measurements: list[Measurement], width: int
@@ -208,6 +266,7 @@ class MeasuringSession:
             self.settings,
             host_timed=host_timed,
             where=str(store.path),
+            hold_back=not self.settings.recheck or m.region in self._alone,
         )
 
     def window_for(self, item: pytest.Item, region: str) -> WindowPlan:
@@ -263,6 +322,27 @@ class MeasuringSession:
         if c is None or c.gated != "host_us" or c.host is None or c.host.verdict != "regressed":
             return None
         return c.host.percent()
+
+
+def moved(c: Comparison | None) -> bool:
+    """Whether a time the comparison judged moved past the tolerance, either way."""
+    return c is not None and any(
+        t is not None and t.verdict in ("regressed", "improved") for t in (c.host, c.device)
+    )
+
+
+def moved_text(c: Comparison) -> str:
+    """How the times moved: ``host time regressed +16%``."""
+    return " and ".join(
+        f"{TIME_WORDS[metric]} time {t.verdict} {t.percent()}"
+        for metric, t in (("host_us", c.host), ("device_us", c.device))
+        if t is not None and t.verdict in ("regressed", "improved")
+    )
+
+
+def _also(m: Measurement, note: str) -> str:
+    """``note`` after what a second look inside the process already said."""
+    return f"{m.recheck_note}; {note}" if m.recheck_note else note
 
 
 def records_of(report: pytest.TestReport) -> tuple[Record, ...]:

@@ -39,6 +39,7 @@ def compare_one(
     *,
     host_timed: bool,
     where: str,
+    hold_back: bool = True,
 ) -> Comparison:
     """One measurement against its stored entry, with the session's settings and the
     marker's tolerance for its region."""
@@ -51,6 +52,7 @@ def compare_one(
         strict=settings.strict,
         use_reference=settings.reference,
         where=where,
+        hold_back=hold_back,
     )
 
 
