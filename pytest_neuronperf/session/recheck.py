@@ -103,8 +103,10 @@ def remeasure(
         for i in range(processes):
             path = Path(tmp) / f"{i}.json"
             status = run(child_argv(config, nodeid, path), env)
-            if status not in (0, 1) or not path.is_file():
+            if status not in (0, 1):
                 return Remeasured(tuple(got), f"fresh process {i + 1} exited with status {status}")
+            if not path.is_file():
+                return Remeasured(tuple(got), f"fresh process {i + 1} wrote no report")
             got.append(_measurements(path))
     return Remeasured(tuple(got))
 

@@ -511,3 +511,18 @@ def test_raw_device_time_is_held_to_its_recording_processes_too(
     c = compare(entry, device_window(now), tolerance=0.1)
     assert c.status == status and c.gated == "device_us"
     assert any(n.startswith(APART_NOTE) for n in c.notes) == (status == "same")
+
+
+@pytest.mark.parametrize(
+    ("now", "status"), [(1.3, "regressed"), (0.75, "improved"), (1.05, "same")]
+)
+def test_without_hold_back_a_change_inside_the_processes_spread_is_called(
+    now: float, status: str
+) -> None:
+    # Rechecked regions pool fresh processes' rounds instead (session/recheck.py).
+    entry = pooled(1.0, 1.3, 0.7)
+    c = compare(entry, host_window(now, 1.0), tolerance=0.1, host_timed=True, hold_back=False)
+    assert c.status == status, c.notes
+    assert not [n for n in c.notes if n.startswith(APART_NOTE)]
+    held = compare(entry, host_window(now, 1.0), tolerance=0.1, host_timed=True)
+    assert held.status == "same"
