@@ -61,8 +61,6 @@ class MeasuringSession:
         self.peaks = peaks
         self.progress = progress
         self.baselines = BaselineSession(config.rootpath, settings)
-        # Regions of the test being judged that rechecking could not pool (_rechecked).
-        self._alone: set[str] = set()
         self.instruments = Instruments(settings, peaks, progress)
         if settings.backend != "auto":
             # An explicitly named backend that cannot run is one usage error now, not a
@@ -129,7 +127,6 @@ class MeasuringSession:
             fit_error(call.excinfo.value, terminal_width(self.config))
         report = yield
         if report.when == "call" and measurements_key in item.stash:
-            self._alone.clear()
             self._judge(item, report)
             # The report carries the records now; items live as long as the session.
             del item.stash[measurements_key]
@@ -150,12 +147,9 @@ class MeasuringSession:
         comparisons = {m.region: self._comparison(item, m, budgets) for m in measurements}
         rechecking = report.passed and self.settings.recheck and not self.settings.update
         if rechecking and any(moved(c) for c in comparisons.values()):
-            rechecked = self._rechecked(item.nodeid, measurements, comparisons, budgets)
-            comparisons = {
-                m.region: comparisons[m.region] if m is old else self._compare(m, budgets)
-                for m, old in zip(rechecked, measurements, strict=True)
-            }
-            measurements = rechecked
+            judged = self._rechecked(item.nodeid, measurements, comparisons, budgets)
+            comparisons = {m.region: c for m, c in judged}
+            measurements = [m for m, _ in judged]
         verdict = judge(
             measurements,
             budgets,
@@ -191,7 +185,7 @@ class MeasuringSession:
         measurements: list[Measurement],
         comparisons: dict[str, Comparison | None],
         budgets: tuple[Budget, ...],
-    ) -> list[Measurement]:
+    ) -> list[tuple[Measurement, Comparison | None]]:
         """The measurements, a moved region's pooled with the same region measured in
         --neuron-profile-recheck fresh processes; one that did not come back from all of
         them is judged alone, within the recording processes' spread again."""
@@ -203,11 +197,11 @@ class MeasuringSession:
                 "fresh processes"
             )
         got = remeasure(self.config, self.settings, nodeid, store.path.parent, k)
-        out = []
+        out: list[tuple[Measurement, Comparison | None]] = []
         for m in measurements:
             c = comparisons.get(m.region)
             if c is None or not moved(c):
-                out.append(m)
+                out.append((m, c))
                 continue
             # The same code measured: a fresh process that counted other ops is not pooled.
             others = [
@@ -218,14 +212,14 @@ class MeasuringSession:
             first = f"{moved_text(c)} in this process"
             if len(others) == k:
                 note = f"{first}; judged on its rounds pooled with {k} fresh processes'"
-                out.append(replace(pooled([m, *others]), recheck_note=_also(m, note)))
+                both = replace(pooled([m, *others]), recheck_note=_also(m, note))
+                out.append((both, self._compare(both, budgets)))
                 continue
             why = got.problem or f"a fresh process measured region {m.region!r} otherwise"
             note = f"{first}; not rechecked ({why}): judged on this process alone"
-            out.append(replace(m, recheck_note=_also(m, note)))
-            # Alone, it is held back within the recording processes' spread as without
-            # rechecking (the stored comparison of ``m`` did not hold it back).
-            self._alone.add(m.region)
+            alone = replace(m, recheck_note=_also(m, note))
+            # Held back within the recording processes' spread, as without rechecking.
+            out.append((alone, self._compare(alone, budgets, hold_back=True)))
         return out
 
     def _section(
@@ -254,7 +248,11 @@ class MeasuringSession:
             return seen[1]
         return self._compare(m, budgets)
 
-    def _compare(self, m: Measurement, budgets: tuple[Budget, ...]) -> Comparison | None:
+    def _compare(
+        self, m: Measurement, budgets: tuple[Budget, ...], hold_back: bool = False
+    ) -> Comparison | None:
+        """``hold_back``: within the recording processes' spread even where rechecking
+        pools fresh processes instead."""
         store = self.baselines.store
         if store is None:
             return None
@@ -266,7 +264,7 @@ class MeasuringSession:
             self.settings,
             host_timed=host_timed,
             where=str(store.path),
-            hold_back=not self.settings.recheck or m.region in self._alone,
+            hold_back=hold_back or not self.settings.recheck,
         )
 
     def window_for(self, item: pytest.Item, region: str) -> WindowPlan:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pytest_neuronperf.model import APART_NOTE
+
 # ``slow`` lists the pids that run the region twice as long ("all": every process);
 # "crash" makes every other process, a fresh one, exit with status 3.
 WORK = """
@@ -99,3 +101,21 @@ def test_a_recheck_that_breaks_leaves_the_first_process_verdict(
         "this process alone"
     ), note
     assert row["measurement"]["host_us"]["n"] == 10
+
+
+def test_a_region_judged_alone_is_held_back_within_the_recordings_spread(
+    pytester: pytest.Pytester,
+) -> None:
+    # Recorded over two processes, one twice as slow: the recording's own spread.
+    recorded(pytester)
+    slow("all")(pytester)
+    pooled = pytester.runpytest_inprocess(*ARGS, "--neuron-profile-pool")
+    pooled.assert_outcomes(passed=1)
+    slow(f"{os.getpid()} crash")(pytester)
+    result, row = judged(pytester, 2)
+    # Slower than the pooled median, not past the slow recording process: held back.
+    result.assert_outcomes(passed=1)
+    assert (
+        "not rechecked (fresh process 1 exited with status 3)" in row["measurement"]["recheck_note"]
+    )
+    assert any(n.startswith(APART_NOTE) for n in row["baseline_notes"]), row["baseline_notes"]
