@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from replay_recording_processes import RULES, Processes, kept_run, pooled, verdict
+from replay_recording_processes import RULES, Processes, kept_run, verdict
 from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate.pooled import pooled
 
 PER_SIDE = (1, 2, 3, 4, 5)
 

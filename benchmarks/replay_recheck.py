@@ -29,11 +29,12 @@ from collections import Counter
 from dataclasses import replace
 from statistics import stdev
 
-from replay_recording_processes import RULES, Processes, kept_run, pooled, verdict
+from replay_recording_processes import RULES, Processes, kept_run, verdict
 from replay_time_rules import raw_not_against
 from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate.pooled import pooled
 from pytest_neuronperf.gate.ticks import judging_kinds, relative_changes, relatives_of
 from pytest_neuronperf.model import Measurement
 from pytest_neuronperf.stats import Stats, compare_times

@@ -32,9 +32,10 @@ from replay_time_rules import PAST, past_processes, raw_not_against
 from tabulate import tabulate
 
 from pytest_neuronperf.baselines.entry import Entry
+from pytest_neuronperf.gate.pooled import pooled
 from pytest_neuronperf.gate.ticks import judging_kinds, relative_changes, relatives_of
-from pytest_neuronperf.model import ROUND_SAMPLES, Measurement, Record
-from pytest_neuronperf.stats import Stats, compare_times
+from pytest_neuronperf.model import Measurement, Record
+from pytest_neuronperf.stats import compare_times
 
 RULES = ("raw not against", PAST)
 RECORDING = (3, 5, 8, 10)
@@ -48,18 +49,6 @@ def processes(directory: Path, letter: str) -> list[dict[str, Measurement]]:
         {(m := Record.from_dict(row).measurement).region: m for row in rows}
         for rows in (json.loads(p.read_text())["measurements"] for p in paths)
     ]
-
-
-def pooled(ms: list[Measurement]) -> Measurement:
-    """The processes' rounds as one measurement, each figure concatenated in turn."""
-    merged: dict[str, Stats | None] = {}
-    for name in ROUND_SAMPLES:
-        series: list[Stats | None] = [getattr(m, name) for m in ms]
-        kept = [s for s in series if s is not None]
-        merged[name] = (
-            Stats(tuple(v for s in kept for v in s.samples)) if len(kept) == len(series) else None
-        )
-    return replace(ms[0], **merged)  # type: ignore[arg-type]
 
 
 def verdict(entry: Entry, m: Measurement, rule: str, tolerance: float) -> str:
