@@ -12,7 +12,8 @@ import pytest
 
 from pytest_neuronperf.model import APART_NOTE
 
-# ``slow`` lists the pids that run the region twice as long ("all": every process);
+# ``slow`` lists the pids that run the region twice as long ("all": every process; "much":
+# four times);
 # "crash" makes every other process, a fresh one, exit with status 3.
 WORK = """
 import os, time, torch
@@ -23,7 +24,8 @@ def work(x):
     y = torch.tanh(x @ x)
     said = Path(__file__).with_name("slow").read_text().split()
     if str(os.getpid()) in said or "all" in said:
-        end = time.perf_counter() + (time.perf_counter() - start)
+        extra = 3 if "much" in said else 1
+        end = time.perf_counter() + extra * (time.perf_counter() - start)
         while time.perf_counter() < end:
             pass
     elif "crash" in said:
@@ -106,12 +108,13 @@ def test_a_recheck_that_breaks_leaves_the_first_process_verdict(
 def test_a_region_judged_alone_is_held_back_within_the_recordings_spread(
     pytester: pytest.Pytester,
 ) -> None:
-    # Recorded over two processes, one twice as slow: the recording's own spread.
+    # Recorded over two processes, one four times as slow: the recording's own spread.
     recorded(pytester)
-    slow("all")(pytester)
+    slow("all much")(pytester)
     pooled = pytester.runpytest_inprocess(*ARGS, "--neuron-profile-pool")
     pooled.assert_outcomes(passed=1)
-    slow(f"{os.getpid()} crash")(pytester)
+    pooled.stdout.fnmatch_lines(["*1 pooled (now over 2 processes)*"])
+    slow(f"{os.getpid()} much crash")(pytester)
     result, row = judged(pytester, 2)
     # Slower than the pooled median, not past the slow recording process: held back.
     result.assert_outcomes(passed=1)
