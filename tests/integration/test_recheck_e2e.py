@@ -12,8 +12,7 @@ import pytest
 
 from pytest_neuronperf.model import APART_NOTE
 
-# ``slow`` lists the pids that run the region twice as long ("all": every process; "much":
-# four times);
+# ``slow`` lists the pids that run the region twice as long ("all": every process);
 # "crash" makes every other process, a fresh one, exit with status 3.
 WORK = """
 import os, time, torch
@@ -24,8 +23,7 @@ def work(x):
     y = torch.tanh(x @ x)
     said = Path(__file__).with_name("slow").read_text().split()
     if str(os.getpid()) in said or "all" in said:
-        extra = 3 if "much" in said else 1
-        end = time.perf_counter() + extra * (time.perf_counter() - start)
+        end = time.perf_counter() + (time.perf_counter() - start)
         while time.perf_counter() < end:
             pass
     elif "crash" in said:
@@ -108,15 +106,18 @@ def test_a_recheck_that_breaks_leaves_the_first_process_verdict(
 def test_a_region_judged_alone_is_held_back_within_the_recordings_spread(
     pytester: pytest.Pytester,
 ) -> None:
-    # Recorded over two processes, one four times as slow: the recording's own spread.
+    # Recorded over three processes, the last twice as slow: the recording's own spread,
+    # with the pooled median among the two fast processes' rounds.
     recorded(pytester)
-    slow("all much")(pytester)
     pooled = pytester.runpytest_inprocess(*ARGS, "--neuron-profile-pool")
     pooled.assert_outcomes(passed=1)
-    pooled.stdout.fnmatch_lines(["*1 pooled (now over 2 processes)*"])
-    slow(f"{os.getpid()} much crash")(pytester)
+    slow("all")(pytester)
+    pooled = pytester.runpytest_inprocess(*ARGS, "--neuron-profile-pool")
+    pooled.assert_outcomes(passed=1)
+    pooled.stdout.fnmatch_lines(["*1 pooled (now over 3 processes)*"])
+    slow(f"{os.getpid()} crash")(pytester)
     result, row = judged(pytester, 2)
-    # Slower than the pooled median, not past the slow recording process: held back.
+    # Twice the pooled median, not past the slow recording process: held back.
     result.assert_outcomes(passed=1)
     assert (
         "not rechecked (fresh process 1 exited with status 3)" in row["measurement"]["recheck_note"]
