@@ -27,6 +27,7 @@ from ..reports.detail import measurement_detail
 from ..reports.fit import fit_error, terminal_width, wrap
 from ..reports.status import outcome
 from ..settings import Settings
+from ..stats import TimeChange
 from ..trace.summary import op_diff_text
 from ..words import TIME_WORDS
 from ..work.peaks import Peaks
@@ -322,19 +323,22 @@ class MeasuringSession:
         return c.host.percent()
 
 
+def _moved_times(c: Comparison | None) -> list[tuple[str, TimeChange]]:
+    """The times the comparison judged moved past the tolerance, either way, by metric."""
+    if c is None:
+        return []
+    both = (("host_us", c.host), ("device_us", c.device))
+    return [(k, t) for k, t in both if t is not None and t.verdict in ("regressed", "improved")]
+
+
 def moved(c: Comparison | None) -> bool:
-    """Whether a time the comparison judged moved past the tolerance, either way."""
-    return c is not None and any(
-        t is not None and t.verdict in ("regressed", "improved") for t in (c.host, c.device)
-    )
+    return bool(_moved_times(c))
 
 
 def moved_text(c: Comparison) -> str:
     """How the times moved: ``host time regressed +16%``."""
     return " and ".join(
-        f"{TIME_WORDS[metric]} time {t.verdict} {t.percent()}"
-        for metric, t in (("host_us", c.host), ("device_us", c.device))
-        if t is not None and t.verdict in ("regressed", "improved")
+        f"{TIME_WORDS[metric]} time {t.verdict} {t.percent()}" for metric, t in _moved_times(c)
     )
 
 

@@ -20,33 +20,30 @@ from pathlib import Path
 import pytest
 
 from ..model import Measurement, Record
-from ..settings import Settings
+from ..settings import SPECS, Settings
 
-# Settings a fresh process must share to measure what this one measured, as its
-# environment variables carry them (settings.py: the command line would beat the ini file).
+# Settings a fresh process must share to measure what this one measured, each as text its
+# parser reads back; they go as environment variables (the command line would beat the ini
+# file, settings.py), named by their Spec.
 _MEASURING: tuple[tuple[str, Callable[[Settings], str]], ...] = (
-    ("NEURONPERF_BACKEND", lambda s: s.backend),
-    ("NEURONPERF_ROUNDS", lambda s: str(s.rounds)),
-    ("NEURONPERF_WARMUP", lambda s: str(s.warmup)),
-    ("NEURONPERF_WINDOW", lambda s: repr(s.window)),
-    ("NEURONPERF_THREADS", lambda s: str(s.threads)),
-    ("NEURONPERF_HEAP", lambda s: s.heap),
-    ("NEURONPERF_COMPARE_HOST", lambda s: str(int(s.compare_host))),
-    ("NEURONPERF_WORK", lambda s: str(int(s.count_work))),
-    ("NEURONPERF_REFERENCE", lambda s: str(int(s.reference))),
-    ("NEURONPERF_MEMORY", lambda s: str(int(s.memory))),
-    ("NEURONPERF_TOLERANCE", lambda s: f"{s.tolerance * 100!r}%"),
-    ("NEURONPERF_NEURON_CONFIG", lambda s: "; ".join(f"{k}={v}" for k, v in s.neuron_config)),
-    ("NEURONPERF_UPDATE", lambda _: "0"),
-    ("NEURONPERF_POOL", lambda _: "0"),
+    ("backend", lambda s: s.backend),
+    ("rounds", lambda s: str(s.rounds)),
+    ("warmup", lambda s: str(s.warmup)),
+    ("window", lambda s: repr(s.window)),
+    ("threads", lambda s: str(s.threads)),
+    ("heap", lambda s: s.heap),
+    ("compare_host", lambda s: str(int(s.compare_host))),
+    ("count_work", lambda s: str(int(s.count_work))),
+    ("reference", lambda s: str(int(s.reference))),
+    ("memory", lambda s: str(int(s.memory))),
+    ("tolerance", lambda s: f"{s.tolerance * 100!r}%"),
+    ("neuron_config", lambda s: "; ".join(f"{k}={v}" for k, v in s.neuron_config)),
+    ("update", lambda _: "0"),
+    ("pool", lambda _: "0"),
 )
 # Files a fresh process must not write: they are this session's to write at its end.
-_OUTPUTS = (
-    "--neuron-profile-trace-dir=",
-    "--neuron-profile-markdown=",
-    "--neuron-profile-html=",
-    "--neuron-profile-export=",
-)
+_OUTPUTS = ("trace_dir", "markdown_path", "html_path", "export")
+_SPECS = {spec.field: spec for spec in SPECS}
 
 
 @dataclass(frozen=True)
@@ -60,9 +57,9 @@ class Remeasured:
 
 def child_env(settings: Settings, base: Mapping[str, str], profile_dir: Path) -> dict[str, str]:
     env = dict(base)
-    env.update((name, value(settings)) for name, value in _MEASURING)
+    env.update((_SPECS[field].env, value(settings)) for field, value in _MEASURING)
     # The same baseline file: an entry holding memory turns memory profiling on (memory_for).
-    env["NEURONPERF_DIR"] = str(profile_dir)
+    env[_SPECS["profile_dir"].env] = str(profile_dir)
     return env
 
 
@@ -74,7 +71,8 @@ def child_argv(config: pytest.Config, nodeid: str, json_path: Path) -> list[str]
     if config.inipath is not None:
         argv += ["-c", str(config.inipath)]
     argv += ["--neuron-profile", f"--neuron-profile-json={json_path}"]
-    return [*argv, "--neuron-profile-recheck=0", *_OUTPUTS]
+    # An empty value sets a path to none.
+    return [*argv, "--neuron-profile-recheck=0", *(f"{_SPECS[f].cli}=" for f in _OUTPUTS)]
 
 
 Run = Callable[[list[str], dict[str, str]], int]
